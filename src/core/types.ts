@@ -1,0 +1,102 @@
+// Shared vocabulary of the pure core. Nothing here touches sockets, files or clocks.
+
+/** A JSON-RPC id as it appears on the wire. `null` is what an error carries when the id is unknown. */
+export type JsonRpcId = string | number | null;
+
+export type Direction = 'request' | 'response';
+
+/** What a single JSON-RPC message is, judged from its top-level members. */
+export type MessageKind = 'request' | 'notification' | 'result' | 'error' | 'invalid';
+
+/** The three ceilings an operator sets. Their names are the config paths under `limits`. */
+export type LimitName = 'request.maxBodyBytes' | 'request.maxMessageBytes' | 'response.maxMessageBytes';
+
+export type LimitMode = 'enforce' | 'observe';
+
+/** One block of ceilings, as written at any layer of the config. Sizes are already bytes. 0 means no ceiling. */
+export interface CeilingBlock {
+  request?: { maxBodyBytes?: number; maxMessageBytes?: number };
+  response?: { maxMessageBytes?: number };
+}
+
+/** A layer of limits: the top-level `limits` or a tenant's `limits`. */
+export interface LimitsLayer extends CeilingBlock {
+  mode?: LimitMode;
+  /** Optional global cap: no effective ceiling may exceed it (only meaningful at the top level). */
+  hardMaxBytes?: number;
+  methods?: Record<string, CeilingBlock>;
+  tools?: Record<string, CeilingBlock>;
+}
+
+/** Everything the limit resolver needs: the defaults and each tenant's own layer. */
+export interface LimitPolicy {
+  defaults: LimitsLayer;
+  tenants: Record<string, { limits?: LimitsLayer }>;
+}
+
+/** One resolved ceiling and where it came from. `bytes: null` means no ceiling. */
+export interface ResolvedCeiling {
+  bytes: number | null;
+  /** The config path the value came from, e.g. `tenants.acme.limits.tools.export.response.maxMessageBytes`, or `built-in default`. */
+  source: string;
+}
+
+export interface EffectiveLimits {
+  tenant: string;
+  method: string | undefined;
+  tool: string | undefined;
+  mode: { value: LimitMode; source: string };
+  request: { maxBodyBytes: ResolvedCeiling; maxMessageBytes: ResolvedCeiling };
+  response: { maxMessageBytes: ResolvedCeiling };
+}
+
+/** What the request it answers was: known for responses by id, and for requests from themselves. */
+export interface MessageSubject {
+  method: string | undefined;
+  tool: string | undefined;
+}
+
+/** A ceiling that a message or body went over. Carries everything the error contract and the metrics need. */
+export interface LimitViolation {
+  limit: LimitName;
+  direction: Direction;
+  limitBytes: number;
+  observedBytes: number;
+  /** True when reading stopped at the ceiling, so the real size is at least `observedBytes`. */
+  observedBytesIsLowerBound: boolean;
+  tenant: string;
+  method: string | undefined;
+  tool: string | undefined;
+  /** The id of the offending message (or of the request a response answers); null when it cannot be recovered. */
+  id: JsonRpcId;
+}
+
+/** Bytes per result channel of a tool result, as sent. */
+export interface ResultChannels {
+  content_text: number;
+  content_image: number;
+  content_audio: number;
+  content_resource_link: number;
+  content_resource: number;
+  structured: number;
+}
+
+export type ResultChannelName = keyof ResultChannels;
+
+/** The measurement of one complete JSON-RPC message. Measuring never changes a byte. */
+export interface MessageMeasurement {
+  /** UTF-8 byte length of the message exactly as the peer sent it. */
+  envelopeBytes: number;
+  kind: MessageKind;
+  id: JsonRpcId | undefined;
+  /** For requests and notifications, their own method. */
+  method: string | undefined;
+  /** For a tools/call request, params.name. */
+  tool: string | undefined;
+  /** For a tool result: bytes of each channel. */
+  channels: ResultChannels | undefined;
+  /** Bytes of text blocks whose text equals the serialized structuredContent. */
+  duplicatedBytes: number;
+  /** Observational only: a rough token estimate of the message. */
+  estimatedTokens: number;
+}
