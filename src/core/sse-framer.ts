@@ -1,0 +1,510 @@
+// Incremental Server-Sent Events framer over bytes (WHATWG "event stream interpretation").
+//
+// The proxy forwards an upstream SSE stream event by event: each complete block is reported with its
+// exact bytes (`raw`) so it can be forwarded byte for byte, and with its joined `data` so the JSON-RPC
+// message can be measured. A block whose data or raw size crosses a bound is no longer held: it is
+// reported as 'oversized-start' / 'oversized-data'* / 'oversized-end' and never kept whole in memory.
+//
+// Where bytes between blocks go (no byte is ever lost or duplicated):
+// - A block ends at the line ending of its terminating blank line. When that line ending is CR, the
+//   block ends at the CR and is reported at once (a proxy must not wait for a byte that may never
+//   come); an LF that follows such a CR completes the CRLF but is counted as the first byte of the
+//   NEXT block. So with CRLF endings, `raw` ends with "\r\n\r" and the next block starts with "\n".
+//   This keeps the items independent of how the stream is chunked.
+// - A blank line that follows a blank line is a block of its own: an 'event' with `data: null` whose
+//   `raw` holds only line-ending bytes (a client dispatches nothing for it).
+// - An unterminated block at end of stream is a 'tail' (or an 'oversized-end' with terminated: false).
+//
+// Fields: `event`, `id`, `retry` are this block's own (last one wins; an id containing U+0000 is ignored,
+// as WHATWG says; `retry` is passed on as written). A block is oversized when its joined data exceeds
+// maxDataBytes, or its raw bytes before the final byte that dispatches it exceed maxRawBytes; `bound`
+// names the one crossed first ('data' when both cross at the same byte).
+//
+// Memory: between pushes, `heldBytes` <= maxRawBytes + 4096 (the held raw bytes of the current block,
+// plus the capped value of an `event`/`id`/`retry` field in progress). A bound is detected at the exact
+// byte that crosses it, whatever the chunking: 'oversized-start' carries at most maxDataBytes + 1 data
+// bytes. Held chunk pieces are kept by reference until their block completes (the caller must not
+// mutate a pushed chunk; Node stream chunks are never reused); a piece that is less than half of its
+// underlying buffer is copied so a small piece never pins a large buffer. `raw`, `data` and
+// 'oversized-data' pieces may be views into pushed chunks.
+
+import { Buffer } from 'node:buffer';
+
+export interface SseFramerOptions {
+  /** Data bytes (joined message) beyond which an event is no longer held in memory. */
+  maxDataBytes: number; // may be Infinity
+  /** Raw bytes of one block beyond which it is no longer held (guards comment floods). Default: 2 * maxDataBytes + 65536 (Infinity if maxDataBytes is Infinity). */
+  maxRawBytes?: number;
+}
+
+export type SseItem =
+  /** A complete block within the bounds. raw = its exact bytes, from its first byte through the end of the terminating blank line's line ending. data = joined data values (null if no data line). */
+  | {
+      type: 'event';
+      raw: Uint8Array;
+      data: Uint8Array | null;
+      event: string | undefined;
+      id: string | undefined;
+      retry: string | undefined;
+    }
+  /** The current block just crossed a bound. heldData = the data bytes joined so far (what would be the start of the message). From now on the block is not held. */
+  | { type: 'oversized-start'; heldData: Uint8Array }
+  /** Further data bytes of the oversized block, in order. heldData + all these pieces concatenated == exactly the joined message (LF separators between data lines included, no trailing LF). */
+  | { type: 'oversized-data'; data: Uint8Array }
+  /** The oversized block ended (blank line seen, or end of stream). */
+  | {
+      type: 'oversized-end';
+      rawBytes: number;
+      dataBytes: number;
+      hadData: boolean;
+      event: string | undefined;
+      id: string | undefined;
+      bound: 'data' | 'raw';
+      terminated: boolean;
+    }
+  /** At end of stream: bytes of an unterminated block that was held (forward them as-is; a client discards an unterminated event). */
+  | { type: 'tail'; raw: Uint8Array };
+
+/** Bytes kept of one `event`, `id` or `retry` value; the rest is dropped (the string may then end in U+FFFD). */
+export const SSE_FIELD_VALUE_CAP = 4096;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const COLON = 0x3a;
+const SPACE = 0x20;
+const BOM = [0xef, 0xbb, 0xbf] as const;
+
+// Where the parser is within the current line.
+const BOM_CHECK = 0; // at the very start of the stream, matching an optional UTF-8 BOM
+const LINE_START = 1; // nothing of the line consumed yet
+const NAME = 2; // inside the field name
+const AFTER_COLON = 3; // right after the colon: one leading space is still to be skipped
+const VALUE = 4; // inside the field value
+const COMMENT = 5; // inside a comment line
+
+// Which field the current line is.
+const OTHER = 0;
+const DATA = 1;
+const EVENT = 2;
+const ID = 3;
+const RETRY = 4;
+
+/** Longest field name we need to tell apart ("event", "retry"); longer names are unknown fields. */
+const NAME_CAP = 5;
+/** A field name shorter than this is matched byte by byte; longer ones are searched natively. */
+const SHORT_NAME_SCAN = 16;
+
+function defaultMaxRawBytes(maxDataBytes: number): number {
+  return maxDataBytes === Number.POSITIVE_INFINITY ? maxDataBytes : 2 * maxDataBytes + 65536;
+}
+
+function assertBound(name: string, value: number): void {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new RangeError(`SseFramer: ${name} must be a number >= 0 (Infinity allowed), got ${String(value)}`);
+  }
+}
+
+/** One buffer holding all pieces in order; a single piece is returned as is (no copy). */
+function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0]!;
+  let total = 0;
+  for (const piece of pieces) total += piece.length;
+  const joined = new Uint8Array(total);
+  let offset = 0;
+  for (const piece of pieces) {
+    joined.set(piece, offset);
+    offset += piece.length;
+  }
+  return joined;
+}
+
+/** The data values at `ranges` (flat [start, end] pairs into `raw`) joined with LF; one value is a subarray of raw. */
+function joinDataRanges(raw: Uint8Array, ranges: readonly number[], joinedLength: number): Uint8Array {
+  if (ranges.length === 2) return raw.subarray(ranges[0]!, ranges[1]!);
+  const joined = new Uint8Array(joinedLength);
+  let offset = 0;
+  for (let k = 0; k < ranges.length; k += 2) {
+    if (k > 0) joined[offset++] = LF;
+    const value = raw.subarray(ranges[k]!, ranges[k + 1]!);
+    joined.set(value, offset);
+    offset += value.length;
+  }
+  return joined;
+}
+
+/** A piece to keep past this push: copied when it is a small part of a larger buffer, so it pins no more than it counts. */
+function retainable(piece: Uint8Array): Uint8Array {
+  return piece.byteLength * 2 < piece.buffer.byteLength ? new Uint8Array(piece) : piece;
+}
+
+export class SseFramer {
+  private readonly maxDataBytes: number;
+  private readonly maxRawBytes: number;
+  private ended = false;
+
+  // Line state; survives chunk boundaries.
+  private state = BOM_CHECK;
+  private bomMatched = 0;
+  /** The previous byte was a CR line ending: an LF right after it is part of the same line ending. */
+  private pendingLF = false;
+  private readonly nameBytes = new Uint8Array(NAME_CAP);
+  private nameLength = 0;
+  private field = OTHER;
+  private readonly fieldValue = Buffer.alloc(SSE_FIELD_VALUE_CAP);
+  private fieldValueLength = 0;
+
+  // Block state.
+  /** Raw bytes of the current block consumed so far; also the block offset of the next byte. */
+  private rawLength = 0;
+  /** Pieces of the current block from earlier chunks (held blocks only). */
+  private held: Uint8Array[] = [];
+  private heldRawBytes = 0;
+  /** Flat [start, end] pairs, block offsets of each completed data value (held blocks only). */
+  private dataRanges: number[] = [];
+  private dataLength = 0;
+  private dataLines = 0;
+  private dataValueStart = 0;
+  private dataValueLength = 0;
+  private event: string | undefined = undefined;
+  private id: string | undefined = undefined;
+  private retry: string | undefined = undefined;
+  private oversizedBound: 'data' | 'raw' | null = null;
+
+  // Per-push state.
+  private chunk: Uint8Array = new Uint8Array(0);
+  /** The chunk as a Buffer view, for its native (memchr) indexOf. */
+  private searchable: Buffer = Buffer.alloc(0);
+  /** Where the current block starts in this chunk. */
+  private blockStart = 0;
+  private nextLF = -1;
+  private nextCR = -1;
+  private out: SseItem[] = [];
+  /** 'oversized-data' pieces not yet emitted; merged into one item per run. */
+  private pieces: Uint8Array[] = [];
+
+  constructor(options: SseFramerOptions) {
+    assertBound('maxDataBytes', options.maxDataBytes);
+    const maxRawBytes = options.maxRawBytes ?? defaultMaxRawBytes(options.maxDataBytes);
+    assertBound('maxRawBytes', maxRawBytes);
+    this.maxDataBytes = options.maxDataBytes;
+    this.maxRawBytes = maxRawBytes;
+  }
+
+  /** Bytes currently held: raw bytes of the current block kept from earlier chunks, plus a field value in progress. */
+  get heldBytes(): number {
+    return this.heldRawBytes + this.fieldValueLength;
+  }
+
+  /** Feed the next chunk; returns the items completed by it, in stream order. */
+  push(chunk: Uint8Array): SseItem[] {
+    if (this.ended) throw new Error('SseFramer: push() after end()');
+    this.chunk = chunk;
+    this.searchable = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.blockStart = 0;
+    this.nextLF = -1;
+    this.nextCR = -1;
+    this.out = [];
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      i = this.step(i);
+      if (this.oversizedBound === null) this.checkBounds(i);
+    }
+    if (this.oversizedBound === null && this.blockStart < n) {
+      const piece = retainable(chunk.subarray(this.blockStart, n));
+      this.held.push(piece);
+      this.heldRawBytes += piece.length;
+    }
+    this.flushPieces();
+    const out = this.out;
+    this.out = [];
+    this.chunk = new Uint8Array(0);
+    this.searchable = Buffer.alloc(0);
+    return out;
+  }
+
+  /** End of stream: returns a 'tail' or 'oversized-end' (terminated: false) for an unterminated block, else []. */
+  end(): SseItem[] {
+    if (this.ended) return [];
+    this.ended = true;
+    this.out = [];
+    if (this.oversizedBound !== null) {
+      this.out.push(this.oversizedEnd(false));
+    } else if (this.rawLength > 0) {
+      this.out.push({ type: 'tail', raw: concatBytes(this.held) });
+    }
+    this.resetBlock();
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  /** Consumes at least one byte at `i` (or changes state) and returns the next index. */
+  private step(i: number): number {
+    const b = this.chunk[i]!;
+    if (this.state === BOM_CHECK) return this.stepBom(i, b);
+    if (this.pendingLF) {
+      this.pendingLF = false;
+      if (b === LF) {
+        this.rawLength++;
+        return i + 1;
+      }
+    }
+    if (b === LF || b === CR) {
+      if (this.state === LINE_START) {
+        this.rawLength++;
+        this.pendingLF = b === CR;
+        this.dispatch(i + 1);
+        return i + 1;
+      }
+      this.endLine();
+      this.rawLength++;
+      this.pendingLF = b === CR;
+      this.state = LINE_START;
+      return i + 1;
+    }
+    switch (this.state) {
+      case LINE_START:
+        this.state = b === COLON ? COMMENT : NAME;
+        this.nameLength = 0;
+        return i;
+      case NAME:
+        return this.stepName(i);
+      case AFTER_COLON:
+        if (b === SPACE) {
+          this.rawLength++;
+          i++;
+        }
+        this.beginValue();
+        this.state = VALUE;
+        return i;
+      case VALUE:
+        return this.stepValue(i);
+      default:
+        return this.stepComment(i);
+    }
+  }
+
+  private stepBom(i: number, b: number): number {
+    if (b === BOM[this.bomMatched]) {
+      this.bomMatched++;
+      this.rawLength++;
+      if (this.bomMatched === BOM.length) this.state = LINE_START;
+      return i + 1;
+    }
+    // Not a BOM after all: the bytes matched so far start a field name that is no known field.
+    this.state = this.bomMatched > 0 ? NAME : LINE_START;
+    this.nameLength = this.bomMatched > 0 ? NAME_CAP + 1 : 0;
+    return i;
+  }
+
+  private stepName(i: number): number {
+    const end = this.limitToRawBound(i, this.lineEnd(i));
+    const colon = this.indexOfColon(i, end);
+    const nameEnd = colon >= 0 ? colon : end;
+    // Keep the first NAME_CAP bytes of the name; count all of them (a longer name is no known field).
+    const kept = Math.min(nameEnd - i, Math.max(0, NAME_CAP - this.nameLength));
+    for (let k = 0; k < kept; k++) this.nameBytes[this.nameLength + k] = this.chunk[i + k]!;
+    this.nameLength += nameEnd - i;
+    if (colon < 0) {
+      this.rawLength += end - i;
+      return end;
+    }
+    this.rawLength += colon + 1 - i;
+    this.completeName();
+    this.state = AFTER_COLON;
+    return colon + 1;
+  }
+
+  private stepValue(i: number): number {
+    let end = this.limitToRawBound(i, this.lineEnd(i));
+    if (this.field === DATA && this.oversizedBound === null) {
+      end = Math.min(end, i + (this.maxDataBytes - this.dataLength) + 1);
+    }
+    const length = end - i;
+    if (this.field === DATA) {
+      this.dataLength += length;
+      if (this.oversizedBound === null) this.dataValueLength += length;
+      else this.pieces.push(this.chunk.subarray(i, end));
+    } else if (this.field !== OTHER) {
+      const kept = Math.min(length, SSE_FIELD_VALUE_CAP - this.fieldValueLength);
+      if (kept > 0) {
+        this.fieldValue.set(this.chunk.subarray(i, i + kept), this.fieldValueLength);
+        this.fieldValueLength += kept;
+      }
+    }
+    this.rawLength += length;
+    return end;
+  }
+
+  private stepComment(i: number): number {
+    const end = this.limitToRawBound(i, this.lineEnd(i));
+    this.rawLength += end - i;
+    return end;
+  }
+
+  /** Index of the next CR or LF at or after i in this chunk, or the chunk length. Amortized O(1) per line. */
+  private lineEnd(i: number): number {
+    if (this.nextLF < i) {
+      const found = this.searchable.indexOf(LF, i);
+      this.nextLF = found < 0 ? this.chunk.length : found;
+    }
+    if (this.nextCR < i) {
+      const found = this.searchable.indexOf(CR, i);
+      this.nextCR = found < 0 ? this.chunk.length : found;
+    }
+    return Math.min(this.nextLF, this.nextCR);
+  }
+
+  /** Stops a held block's step at the byte that crosses maxRawBytes, so the crossing is exact whatever the chunking. */
+  private limitToRawBound(i: number, end: number): number {
+    if (this.oversizedBound !== null) return end;
+    return Math.min(end, i + (this.maxRawBytes - this.rawLength) + 1);
+  }
+
+  private indexOfColon(i: number, end: number): number {
+    if (end - i <= SHORT_NAME_SCAN) {
+      for (let k = i; k < end; k++) if (this.chunk[k] === COLON) return k;
+      return -1;
+    }
+    const found = this.searchable.subarray(i, end).indexOf(COLON);
+    return found < 0 ? -1 : i + found;
+  }
+
+  /** The field name is complete (colon or line end reached). */
+  private completeName(): void {
+    this.field = this.fieldOfName();
+    this.nameLength = 0;
+    if (this.field !== DATA) return;
+    if (this.dataLines > 0) {
+      this.dataLength++;
+      if (this.oversizedBound !== null) this.pieces.push(Uint8Array.of(LF));
+    }
+    this.dataLines++;
+  }
+
+  private fieldOfName(): number {
+    const b = this.nameBytes;
+    switch (this.nameLength) {
+      case 2:
+        return b[0] === 0x69 && b[1] === 0x64 ? ID : OTHER; // id
+      case 4:
+        return b[0] === 0x64 && b[1] === 0x61 && b[2] === 0x74 && b[3] === 0x61 ? DATA : OTHER; // data
+      case 5:
+        if (b[0] === 0x65 && b[1] === 0x76 && b[2] === 0x65 && b[3] === 0x6e && b[4] === 0x74) return EVENT;
+        if (b[0] === 0x72 && b[1] === 0x65 && b[2] === 0x74 && b[3] === 0x72 && b[4] === 0x79) return RETRY;
+        return OTHER;
+      default:
+        return OTHER;
+    }
+  }
+
+  private beginValue(): void {
+    this.dataValueStart = this.rawLength;
+    this.dataValueLength = 0;
+    this.fieldValueLength = 0;
+  }
+
+  /** A non-blank line ended (its line ending not yet consumed). */
+  private endLine(): void {
+    if (this.state === NAME) this.completeName();
+    if (this.state === NAME || this.state === AFTER_COLON) this.beginValue();
+    if (this.state === COMMENT) return;
+    switch (this.field) {
+      case DATA:
+        if (this.oversizedBound === null) {
+          this.dataRanges.push(this.dataValueStart, this.dataValueStart + this.dataValueLength);
+        }
+        break;
+      case EVENT:
+        this.event = this.fieldValueString();
+        break;
+      case ID: {
+        // WHATWG: an id containing U+0000 is ignored.
+        const id = this.fieldValueString();
+        if (!id.includes('\0')) this.id = id;
+        break;
+      }
+      case RETRY:
+        this.retry = this.fieldValueString();
+        break;
+    }
+    this.field = OTHER;
+    this.fieldValueLength = 0;
+  }
+
+  private fieldValueString(): string {
+    // Buffer's native UTF-8 decoding: like TextDecoder (invalid bytes become U+FFFD, a BOM is kept), but far
+    // cheaper for the short values of every small event.
+    return this.fieldValue.toString('utf8', 0, this.fieldValueLength);
+  }
+
+  private checkBounds(i: number): void {
+    if (this.dataLength > this.maxDataBytes) this.becomeOversized('data', i);
+    else if (this.rawLength > this.maxRawBytes) this.becomeOversized('raw', i);
+  }
+
+  /** The block crossed a bound at byte i-1: report what is held and stop holding it. */
+  private becomeOversized(bound: 'data' | 'raw', i: number): void {
+    const raw = concatBytes([...this.held, this.chunk.subarray(this.blockStart, i)]);
+    const ranges = this.dataRanges;
+    if (this.field === DATA) {
+      // The data line in progress: its partial value (or, right after the colon, an empty one).
+      const start = this.state === VALUE ? this.dataValueStart : this.rawLength;
+      ranges.push(start, start + (this.state === VALUE ? this.dataValueLength : 0));
+    }
+    const heldData = ranges.length === 0 ? new Uint8Array(0) : joinDataRanges(raw, ranges, this.dataLength);
+    this.out.push({ type: 'oversized-start', heldData });
+    this.oversizedBound = bound;
+    this.held = [];
+    this.heldRawBytes = 0;
+    this.dataRanges = [];
+  }
+
+  /** A blank line ended the block; `end` is the chunk index just past its line ending. */
+  private dispatch(end: number): void {
+    if (this.oversizedBound !== null) {
+      this.out.push(this.oversizedEnd(true));
+    } else {
+      const piece = this.chunk.subarray(this.blockStart, end);
+      const raw = this.held.length === 0 ? piece : concatBytes([...this.held, piece]);
+      const data = this.dataLines === 0 ? null : joinDataRanges(raw, this.dataRanges, this.dataLength);
+      this.out.push({ type: 'event', raw, data, event: this.event, id: this.id, retry: this.retry });
+    }
+    this.resetBlock();
+    this.blockStart = end;
+  }
+
+  private oversizedEnd(terminated: boolean): SseItem {
+    this.flushPieces();
+    return {
+      type: 'oversized-end',
+      rawBytes: this.rawLength,
+      dataBytes: this.dataLength,
+      hadData: this.dataLines > 0,
+      event: this.event,
+      id: this.id,
+      bound: this.oversizedBound ?? 'data',
+      terminated,
+    };
+  }
+
+  private flushPieces(): void {
+    if (this.pieces.length === 0) return;
+    this.out.push({ type: 'oversized-data', data: concatBytes(this.pieces) });
+    this.pieces = [];
+  }
+
+  private resetBlock(): void {
+    this.rawLength = 0;
+    this.held = [];
+    this.heldRawBytes = 0;
+    this.dataRanges = [];
+    this.dataLength = 0;
+    this.dataLines = 0;
+    this.event = undefined;
+    this.id = undefined;
+    this.retry = undefined;
+    this.oversizedBound = null;
+  }
+}
