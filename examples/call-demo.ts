@@ -1,0 +1,89 @@
+// Calls the demo MCP server (usually through mcp-edge) with the SDK v1 client and prints what came back:
+//   npx tsx examples/call-demo.ts [URL]        (default http://127.0.0.1:8080/mcp)
+// One call returns more than 1 MiB and one sends more than 1 MiB, so a proxy with 1 MiB ceilings
+// answers them with its JSON-RPC errors: their code, message and data are printed.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
+
+const MiB = 1024 * 1024;
+const url = process.argv[2] ?? 'http://127.0.0.1:8080/mcp';
+
+interface DemoCall {
+  label: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+const CALLS: DemoCall[] = [
+  { label: 'echo', name: 'echo', arguments: { text: 'hello through the edge' } },
+  { label: 'weather_report (both channels)', name: 'weather_report', arguments: { city: 'Lisbon' } },
+  { label: 'list_items x 2000', name: 'list_items', arguments: { count: 2000 } },
+  { label: 'sized 1.5 MiB response (over a 1 MiB ceiling)', name: 'sized', arguments: { bytes: 1.5 * MiB } },
+  {
+    label: 'export_report 1.5 MiB (its own larger ceiling)',
+    name: 'export_report',
+    arguments: { bytes: 1.5 * MiB },
+  },
+  { label: 'echo with a 1.5 MiB request', name: 'echo', arguments: { text: 'x'.repeat(1.5 * MiB) } },
+];
+
+function formatBytes(bytes: number): string {
+  if (bytes >= MiB) return `${(bytes / MiB).toFixed(2)} MiB`;
+  return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`;
+}
+
+function describeResult(result: CallToolResult): string {
+  const parts = result.content.map((block) =>
+    block.type === 'text' ? `text ${formatBytes(Buffer.byteLength(block.text))}` : block.type,
+  );
+  if (result.structuredContent !== undefined) {
+    parts.push(
+      `structuredContent ${formatBytes(Buffer.byteLength(JSON.stringify(result.structuredContent)))}`,
+    );
+  }
+  const first = result.content[0];
+  const preview = first?.type === 'text' ? ` | "${first.text.slice(0, 60).replaceAll('\n', ' ')}"` : '';
+  return `${result.isError ? 'tool error' : 'ok'}: ${parts.join(', ') || 'empty'}${preview}`;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof McpError) {
+    return `JSON-RPC error ${error.code}: ${error.message}\n    data: ${JSON.stringify(error.data)}`;
+  }
+  if (error instanceof StreamableHTTPError) {
+    return `HTTP error ${error.code}: ${error.message.slice(0, 500)}`;
+  }
+  return `failed: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+async function main(): Promise<void> {
+  const client = new Client({ name: 'mcp-edge-call-demo', version: '0.1.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  console.log(`connected to ${url} (${client.getServerVersion()?.name ?? 'unknown server'})`);
+
+  const { tools } = await client.listTools();
+  console.log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
+
+  for (const call of CALLS) {
+    try {
+      const result = (await client.callTool({ name: call.name, arguments: call.arguments }, undefined, {
+        timeout: 30_000,
+      })) as CallToolResult;
+      console.log(`- ${call.label}: ${describeResult(result)}`);
+    } catch (error) {
+      console.log(`- ${call.label}: ${describeError(error)}`);
+    }
+  }
+  await transport.terminateSession().catch(() => {});
+  await client.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(`call-demo: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

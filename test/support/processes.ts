@@ -1,0 +1,163 @@
+// Child processes for CLI and peer tests: spawned by handle, output captured, stopped by that same handle.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (where node_modules and package.json are). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface SpawnOptions {
+  /** Added to (and overriding) the parent's environment. */
+  env?: Record<string, string | undefined>;
+  /** Default: the repository root. */
+  cwd?: string;
+}
+
+export interface ChildHandle {
+  child: ChildProcess;
+  pid: number;
+  /** Everything written so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit once the process has exited (never rejects). */
+  exited: Promise<ChildExit>;
+  /** The exit, or undefined while running. */
+  exit(): ChildExit | undefined;
+  /**
+   * Resolves with the match of the first output line (already written or still to come) matching `pattern`.
+   * Rejects when the process exits or `timeoutMs` passes first.
+   */
+  waitForLine(
+    pattern: RegExp,
+    opts?: { stream?: 'stdout' | 'stderr' | 'both'; timeoutMs?: number },
+  ): Promise<RegExpMatchArray>;
+  /** SIGTERM (or `signal`), then SIGKILL after `timeoutMs`; resolves with the exit. */
+  stop(opts?: { signal?: NodeJS.Signals; timeoutMs?: number }): Promise<ChildExit>;
+}
+
+type StreamName = 'stdout' | 'stderr';
+
+function describeOutput(out: Record<StreamName, string>): string {
+  return `\n--- stdout ---\n${out.stdout.slice(-4000)}\n--- stderr ---\n${out.stderr.slice(-4000)}`;
+}
+
+/** Spawns `node ...args` with piped output. */
+export function spawnNode(args: string[], opts: SpawnOptions = {}): ChildHandle {
+  const child = spawn(process.execPath, args, {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined) throw new Error(`could not spawn node ${args.join(' ')}`);
+  const output: Record<StreamName, string> = { stdout: '', stderr: '' };
+  const lineListeners = new Set<(stream: StreamName) => void>();
+  for (const stream of ['stdout', 'stderr'] as const) {
+    child[stream]?.setEncoding('utf8');
+    child[stream]?.on('data', (text: string) => {
+      output[stream] += text;
+      for (const listener of lineListeners) listener(stream);
+    });
+  }
+
+  let exitInfo: ChildExit | undefined;
+  const exited = new Promise<ChildExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      resolve(exitInfo);
+    });
+  });
+
+  function findLine(pattern: RegExp, streams: StreamName[]): RegExpMatchArray | undefined {
+    for (const stream of streams) {
+      for (const line of output[stream].split(/\r?\n/)) {
+        const match = line.match(pattern);
+        if (match) return match;
+      }
+    }
+    return undefined;
+  }
+
+  function waitForLine(
+    pattern: RegExp,
+    {
+      stream = 'both',
+      timeoutMs = 15_000,
+    }: { stream?: 'stdout' | 'stderr' | 'both'; timeoutMs?: number } = {},
+  ): Promise<RegExpMatchArray> {
+    const streams: StreamName[] = stream === 'both' ? ['stdout', 'stderr'] : [stream];
+    return new Promise((resolve, reject) => {
+      const finish = (error: Error | undefined, match?: RegExpMatchArray) => {
+        clearTimeout(timer);
+        lineListeners.delete(check);
+        if (match) resolve(match);
+        else reject(error);
+      };
+      const check = () => {
+        const match = findLine(pattern, streams);
+        if (match) finish(undefined, match);
+      };
+      const timer = setTimeout(
+        () =>
+          finish(
+            new Error(`no output line matched ${pattern} within ${timeoutMs} ms${describeOutput(output)}`),
+          ),
+        timeoutMs,
+      );
+      lineListeners.add(check);
+      exited.then((info) => {
+        check();
+        finish(
+          new Error(
+            `process exited (${JSON.stringify(info)}) before a line matched ${pattern}${describeOutput(output)}`,
+          ),
+        );
+      });
+      check();
+    });
+  }
+
+  async function stop({
+    signal = 'SIGTERM',
+    timeoutMs = 5000,
+  }: {
+    signal?: NodeJS.Signals;
+    timeoutMs?: number;
+  } = {}) {
+    if (exitInfo) return exitInfo;
+    child.kill(signal);
+    const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const info = await exited;
+    clearTimeout(killer);
+    return info;
+  }
+
+  return {
+    child,
+    pid: child.pid,
+    stdout: () => output.stdout,
+    stderr: () => output.stderr,
+    exited,
+    exit: () => exitInfo,
+    waitForLine,
+    stop,
+  };
+}
+
+/** Spawns a TypeScript entry point with tsx as a loader (no npx wrapper: the pid is the script's own). */
+export function spawnTsx(script: string, args: string[] = [], opts: SpawnOptions = {}): ChildHandle {
+  return spawnNode(['--import', 'tsx', script, ...args], opts);
+}
+
+/** Whether a process with this pid exists (signal 0 probes without sending anything). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
