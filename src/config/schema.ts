@@ -1,0 +1,469 @@
+// The one schema of the YAML config. Its output type is the normalized config (sizes in bytes,
+// durations in ms) that the rest of mcp-edge reads. Every object is strict: a typo is an error.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { BUILTIN_CEILINGS } from '../core/limits.js';
+import { formatSize, parseDuration, parseSize } from './sizes.js';
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A schema that accepts what `parse` accepts and reports what it throws as the reason. */
+function parsedBy<T>(parse: (input: unknown) => T) {
+  return z.unknown().transform((input, ctx): T => {
+    try {
+      return parse(input);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: messageOf(error), input });
+      return z.NEVER;
+    }
+  });
+}
+
+function sizeAtLeast(minimum: number) {
+  return parsedBy((input) => {
+    const bytes = parseSize(input);
+    if (bytes < minimum) throw new Error(`must be at least ${formatSize(minimum)}`);
+    return bytes;
+  });
+}
+
+/** A ceiling: bytes, 0 = no ceiling. */
+const ceilingSchema = parsedBy(parseSize);
+const durationSchema = parsedBy(parseDuration);
+
+const portSchema = z
+  .number({ error: 'expected a port number (an integer 0..65535)' })
+  .int({ error: 'expected a port number (an integer 0..65535)' })
+  .min(0)
+  .max(65535);
+
+const hostSchema = z.string().regex(/^[^\s/]+$/, { error: 'expected a host name or IP address' });
+
+const urlPathSchema = z
+  .string()
+  .regex(/^\/[^\s?#]*$/, { error: 'must be a path starting with "/" (no spaces, query or fragment)' });
+
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Object keys that would collide with JavaScript's own object machinery if used as record keys. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const tenantIdSchema = z
+  .string()
+  .regex(TENANT_ID_PATTERN, {
+    error: 'a tenant id is 1 to 64 characters of A-Z, a-z, 0-9, "_", "." or "-"',
+  })
+  .refine((id) => !RESERVED_KEYS.has(id), { error: 'this name is reserved' });
+
+/** A method or tool name used as a key. */
+const nameKeySchema = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .refine((name) => !RESERVED_KEYS.has(name), { error: 'this name is reserved' });
+
+// ---- limits ----------------------------------------------------------------------------------
+
+const limitModeSchema = z.enum(['enforce', 'observe']);
+
+const ceilingBlockSchema = z.strictObject({
+  request: z
+    .strictObject({ maxBodyBytes: ceilingSchema.optional(), maxMessageBytes: ceilingSchema.optional() })
+    .optional(),
+  response: z.strictObject({ maxMessageBytes: ceilingSchema.optional() }).optional(),
+});
+
+const overridesSchema = z.record(nameKeySchema, ceilingBlockSchema);
+
+/** The top-level `limits`: the defaults of every tenant, completed with the built-in ceilings. */
+const defaultLimitsSchema = z.strictObject({
+  mode: limitModeSchema.default('enforce'),
+  hardMaxBytes: sizeAtLeast(1).optional(),
+  request: z
+    .strictObject({
+      maxBodyBytes: ceilingSchema.default(BUILTIN_CEILINGS.requestMaxBodyBytes),
+      maxMessageBytes: ceilingSchema.default(BUILTIN_CEILINGS.requestMaxMessageBytes),
+    })
+    .prefault({}),
+  response: z
+    .strictObject({ maxMessageBytes: ceilingSchema.default(BUILTIN_CEILINGS.responseMaxMessageBytes) })
+    .prefault({}),
+  methods: overridesSchema.default({}),
+  tools: overridesSchema.default({}),
+});
+
+/** A tenant's own `limits`: same shape, everything optional, no hardMaxBytes (that one is global). */
+const tenantLimitsSchema = ceilingBlockSchema.extend({
+  mode: limitModeSchema.optional(),
+  methods: overridesSchema.optional(),
+  tools: overridesSchema.optional(),
+});
+
+// ---- tenancy ---------------------------------------------------------------------------------
+
+/** `10.0.0.0/8`, `::1/128`, or a bare address (one host). Normalized to always carry the prefix. */
+export function normalizeCidr(input: string): string {
+  const parts = input.split('/');
+  const address = parts[0] ?? '';
+  const family = address.includes('%') ? 0 : isIP(address);
+  if (parts.length > 2 || family === 0) {
+    throw new Error(`"${input}" is not a CIDR range; write e.g. 10.0.0.0/8, 127.0.0.1 or ::1/128`);
+  }
+  const maxPrefix = family === 4 ? 32 : 128;
+  const prefix = parts[1];
+  if (prefix === undefined) return `${address}/${maxPrefix}`;
+  if (!/^(0|[1-9][0-9]{0,2})$/.test(prefix) || Number(prefix) > maxPrefix) {
+    throw new Error(`"${input}" has an invalid prefix length; IPv${family} prefixes are 0..${maxPrefix}`);
+  }
+  return `${address}/${prefix}`;
+}
+
+const cidrSchema = z.string().transform((input, ctx) => {
+  try {
+    return normalizeCidr(input);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: messageOf(error), input });
+    return z.NEVER;
+  }
+});
+
+const headerNameSchema = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'expected an HTTP header name' })
+  .transform((name) => name.toLowerCase());
+
+const sha256HexSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, { error: 'expected the SHA-256 of the key as 64 hex digits' })
+  .transform((hash) => hash.toLowerCase());
+
+const apiKeySchema = z
+  .strictObject({
+    header: headerNameSchema.optional(),
+    bearer: z.boolean().default(false),
+    tenants: z.record(
+      tenantIdSchema,
+      z.array(sha256HexSchema).min(1, { error: 'list at least one key hash' }),
+    ),
+  })
+  .transform(({ header, bearer, tenants }) => ({
+    // With bearer the key travels as `<header>: Bearer <key>`, which is the Authorization header unless told otherwise.
+    header: header ?? (bearer ? 'authorization' : 'x-api-key'),
+    bearer,
+    tenants,
+  }));
+
+export const JWT_ALGORITHMS = [
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+
+const jwksLocationSchema = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .refine((location) => !/^https?:/i.test(location) || URL.canParse(location), {
+    error: 'expected an http(s) URL or a file path',
+  });
+
+// RFC 7518 section 3.2: an HMAC key must be at least as long as the hash output.
+const MIN_HMAC_SECRET_BYTES = 32;
+
+/** Exactly one key source, a long enough HMAC secret, algorithms that fit the key. Reads defensively: it runs even when a field failed. */
+function checkJwt(jwt: Partial<Record<string, unknown>>, ctx: z.RefinementCtx): void {
+  const hasSecret = jwt.secret !== undefined;
+  if ((jwt.jwks === undefined) === !hasSecret) {
+    ctx.addIssue({ code: 'custom', message: 'set exactly one of jwks (public keys) or secret (HMAC)' });
+    return;
+  }
+  if (typeof jwt.secret === 'string' && Buffer.byteLength(jwt.secret) < MIN_HMAC_SECRET_BYTES) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['secret'],
+      message: `an HMAC secret must be at least ${MIN_HMAC_SECRET_BYTES} bytes`,
+    });
+  }
+  const algorithms: unknown[] = Array.isArray(jwt.algorithms) ? jwt.algorithms : [];
+  algorithms.forEach((algorithm, index) => {
+    if (typeof algorithm === 'string' && algorithm.startsWith('HS') !== hasSecret) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['algorithms', index],
+        message: `${algorithm} cannot be verified with ${hasSecret ? 'a secret' : 'jwks'}`,
+      });
+    }
+  });
+}
+
+const jwtSchema = z
+  .strictObject({
+    jwks: jwksLocationSchema.optional(),
+    secret: z.string().optional(),
+    issuer: z.string().min(1).optional(),
+    audience: z.string().min(1).optional(),
+    claim: z.string().min(1).default('tenant'),
+    algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+  })
+  .superRefine(checkJwt, { when: () => true })
+  .transform((jwt) => {
+    const fallback: JwtAlgorithm = jwt.secret !== undefined ? 'HS256' : 'RS256';
+    return { ...jwt, algorithms: jwt.algorithms ?? [fallback] };
+  });
+
+const RESOLVER_KINDS = ['header', 'apiKey', 'jwt'] as const;
+
+/** One kind per item; trustedProxies only with header, and required there. Runs even when a field failed. */
+function checkResolverItem(item: Partial<Record<string, unknown>>, ctx: z.RefinementCtx): void {
+  const kinds = RESOLVER_KINDS.filter((kind) => item[kind] !== undefined);
+  if (kinds.length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        kinds.length === 0
+          ? 'a resolver needs one of header, apiKey or jwt'
+          : `a resolver is exactly one of header, apiKey or jwt, not ${kinds.join(' and ')}; write one list item each`,
+    });
+    return;
+  }
+  const proxies = item.trustedProxies;
+  if (
+    item.header !== undefined &&
+    (proxies === undefined || (Array.isArray(proxies) && proxies.length === 0))
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['trustedProxies'],
+      message:
+        'a tenant header is trusted only from listed proxies; list their CIDR ranges (0.0.0.0/0 and ::/0 trust everyone)',
+    });
+  }
+  if (item.header === undefined && proxies !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['trustedProxies'],
+      message: 'trustedProxies belongs to a header resolver',
+    });
+  }
+}
+
+/** One resolver item: exactly one of header, apiKey, jwt (trustedProxies belongs to header). */
+const resolverItemSchema = z
+  .strictObject({
+    header: headerNameSchema.optional(),
+    trustedProxies: z.array(cidrSchema).optional(),
+    apiKey: apiKeySchema.optional(),
+    jwt: jwtSchema.optional(),
+  })
+  .superRefine(checkResolverItem, { when: () => true })
+  .transform(
+    (item): TenantResolverConfig =>
+      item.apiKey !== undefined
+        ? { apiKey: item.apiKey }
+        : item.jwt !== undefined
+          ? { jwt: item.jwt }
+          : { header: item.header ?? '', trustedProxies: item.trustedProxies ?? [] },
+  );
+
+export interface HeaderResolverConfig {
+  header: string;
+  trustedProxies: string[];
+}
+export interface ApiKeyResolverConfig {
+  apiKey: z.output<typeof apiKeySchema>;
+}
+export interface JwtResolverConfig {
+  jwt: z.output<typeof jwtSchema>;
+}
+export type TenantResolverConfig = HeaderResolverConfig | ApiKeyResolverConfig | JwtResolverConfig;
+
+// ---- server side -----------------------------------------------------------------------------
+
+const allowedHostSchema = z
+  .string()
+  .regex(/^[^\s/@?#]+$/, { error: 'expected a host or host:port, without scheme or path' })
+  .transform((host) => host.toLowerCase());
+
+const allowedOriginSchema = z.string().transform((input, ctx) => {
+  const url = URL.canParse(input) ? new URL(input) : undefined;
+  const isBareOrigin =
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.pathname === '/' &&
+    !input.endsWith('/') &&
+    url.search === '' &&
+    url.hash === '' &&
+    url.username === '';
+  if (!isBareOrigin) {
+    ctx.addIssue({
+      code: 'custom',
+      input,
+      message: `"${input}" is not an origin; write scheme://host[:port]`,
+    });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
+const upstreamUrlSchema = z.string({ error: 'expected the upstream MCP endpoint URL' }).refine(
+  (input) => {
+    if (!URL.canParse(input)) return false;
+    const protocol = new URL(input).protocol;
+    return protocol === 'http:' || protocol === 'https:';
+  },
+  { error: 'expected an absolute http:// or https:// URL' },
+);
+
+// ---- the whole file --------------------------------------------------------------------------
+
+/** Reads a possibly invalid parsed value without trusting its shape (cross-checks run even after errors). */
+function recordAt(value: unknown, ...path: string[]): Record<string, unknown> | undefined {
+  let current: unknown = value;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return typeof current === 'object' && current !== null ? (current as Record<string, unknown>) : undefined;
+}
+
+/** Tenant references must name a defined tenant; a key hash may identify only one tenant. */
+function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
+  const tenants = recordAt(config, 'tenants') ?? {};
+  const isDefined = (id: unknown): boolean => typeof id === 'string' && Object.hasOwn(tenants, id);
+  const tenancy = recordAt(config, 'tenancy');
+  const defaultTenant = tenancy?.default;
+  if (typeof defaultTenant === 'string' && defaultTenant !== 'default' && !isDefined(defaultTenant)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['tenancy', 'default'],
+      message: `tenant "${defaultTenant}" is not defined under tenants`,
+    });
+  }
+  const resolvers = Array.isArray(tenancy?.resolve) ? (tenancy.resolve as unknown[]) : [];
+  if (tenancy?.requireIdentified === true && resolvers.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['tenancy', 'requireIdentified'],
+      message: 'requireIdentified is true but tenancy.resolve is empty, so every request would be refused',
+    });
+  }
+  const hashOwners = new Map<string, string>();
+  resolvers.forEach((resolver, index) => {
+    const keyTenants = recordAt(resolver, 'apiKey', 'tenants') ?? {};
+    for (const [tenant, hashes] of Object.entries(keyTenants)) {
+      const path = ['tenancy', 'resolve', index, 'apiKey', 'tenants', tenant];
+      if (!isDefined(tenant)) {
+        ctx.addIssue({ code: 'custom', path, message: `tenant "${tenant}" is not defined under tenants` });
+      }
+      if (!Array.isArray(hashes)) continue;
+      hashes.forEach((hash: unknown, hashIndex) => {
+        if (typeof hash !== 'string') return;
+        const owner = hashOwners.get(hash);
+        if (owner !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [...path, hashIndex],
+            message: `this key hash is already listed for tenant "${owner}"; a key identifies one tenant`,
+          });
+        } else hashOwners.set(hash, tenant);
+      });
+    }
+  });
+  const listen = recordAt(config, 'listen');
+  const metrics = recordAt(config, 'metrics');
+  if (metrics?.enabled !== false && typeof metrics?.port === 'number' && metrics.port !== 0) {
+    if (metrics.port === listen?.port) {
+      ctx.addIssue({ code: 'custom', path: ['metrics', 'port'], message: 'must differ from listen.port' });
+    }
+  }
+}
+
+export const edgeConfigSchema = z
+  .strictObject({
+    listen: z
+      .strictObject({
+        host: hostSchema.default('0.0.0.0'),
+        port: portSchema.default(8080),
+        path: urlPathSchema.default('/mcp'),
+      })
+      .prefault({}),
+    upstream: z.strictObject({
+      url: upstreamUrlSchema,
+      timeouts: z
+        .strictObject({
+          connect: durationSchema.default(10_000),
+          headers: durationSchema.default(120_000),
+          idle: durationSchema.default(0),
+        })
+        .prefault({}),
+      tls: z
+        .strictObject({
+          ca: z.string().min(1, { error: 'must not be empty' }).optional(),
+          rejectUnauthorized: z.boolean().default(true),
+        })
+        .prefault({}),
+      maxConnections: z.number().int().min(1).default(128),
+      // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
+      preserveHost: z.boolean().default(false),
+    }),
+    metrics: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        host: hostSchema.default('127.0.0.1'),
+        port: portSchema.default(9464),
+        path: urlPathSchema.default('/metrics'),
+      })
+      .prefault({}),
+    server: z
+      .strictObject({
+        allowedHosts: z.array(allowedHostSchema).default([]),
+        allowedOrigins: z.array(allowedOriginSchema).default([]),
+        timeouts: z
+          .strictObject({
+            requestHeaders: durationSchema.default(30_000),
+            requestBody: durationSchema.default(60_000),
+            keepAlive: durationSchema.default(72_000),
+            shutdownGrace: durationSchema.default(10_000),
+          })
+          .prefault({}),
+        maxHeaderBytes: sizeAtLeast(1024).default(16 * 1024),
+      })
+      .prefault({}),
+    logging: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .prefault({}),
+    limits: defaultLimitsSchema.prefault({}),
+    tenancy: z
+      .strictObject({
+        default: tenantIdSchema.default('default'),
+        requireIdentified: z.boolean().default(false),
+        resolve: z.array(resolverItemSchema).default([]),
+      })
+      .prefault({}),
+    // `acme:` with nothing under it declares a tenant with no limits of its own.
+    tenants: z
+      .record(
+        tenantIdSchema,
+        z.preprocess((value) => value ?? {}, z.strictObject({ limits: tenantLimitsSchema.optional() })),
+      )
+      .default({}),
+  })
+  .superRefine(checkCrossReferences, { when: () => true });
+
+/** The normalized config: sizes in bytes, durations in milliseconds, defaults filled in. */
+export type EdgeConfig = z.output<typeof edgeConfigSchema>;
+export type DefaultLimitsConfig = EdgeConfig['limits'];
+export type TenantLimitsConfig = z.output<typeof tenantLimitsSchema>;

@@ -1,0 +1,216 @@
+// The limit resolver: config layers + tenant + method + tool -> effective ceilings, each with the
+// config path it came from. Pure and cheap: it runs once per exchange.
+import type {
+  CeilingBlock,
+  EffectiveLimits,
+  LimitMode,
+  LimitPolicy,
+  LimitsLayer,
+  ResolvedCeiling,
+} from './types.js';
+
+/**
+ * The ceilings that apply when the config sets none. 4 MiB for a request body matches the TypeScript
+ * and Python SDK servers' own request limit; 1 MiB for one request message matches nginx's default
+ * body limit; 4 MiB for one response message leaves room for large tool results while bounding
+ * what the proxy holds in memory. All are the operator's to change (0 = no ceiling).
+ */
+export const BUILTIN_CEILINGS: Readonly<{
+  requestMaxBodyBytes: number;
+  requestMaxMessageBytes: number;
+  responseMaxMessageBytes: number;
+}> = Object.freeze({
+  requestMaxBodyBytes: 4 * 1024 * 1024,
+  requestMaxMessageBytes: 1024 * 1024,
+  responseMaxMessageBytes: 4 * 1024 * 1024,
+});
+
+export const BUILTIN_SOURCE = 'built-in default';
+
+export interface LimitQuery {
+  tenant: string;
+  method?: string | undefined;
+  tool?: string | undefined;
+}
+
+/** A block that applies to the query. Its config path is built only if it wins (see blockPath). */
+interface ApplicableBlock {
+  block: CeilingBlock;
+  owner: 'tenant' | 'defaults';
+  layer: 'tools' | 'methods' | 'base';
+  /** The tool or method name for the tools/methods layers. */
+  name: string;
+}
+
+/** Own-property lookup: method and tool names come from the wire, so `constructor` must not find Object's. */
+function ownEntry<T>(record: Record<string, T> | undefined, key: string | undefined): T | undefined {
+  if (record === undefined || key === undefined || !Object.hasOwn(record, key)) return undefined;
+  return record[key];
+}
+
+function tenantLayer(policy: LimitPolicy, tenant: string): LimitsLayer | undefined {
+  return ownEntry(policy.tenants, tenant)?.limits;
+}
+
+function pushIfSet(
+  blocks: ApplicableBlock[],
+  block: CeilingBlock | undefined,
+  owner: ApplicableBlock['owner'],
+  layer: ApplicableBlock['layer'],
+  name: string,
+): void {
+  if (block !== undefined) blocks.push({ block, owner, layer, name });
+}
+
+/** The blocks that apply, most specific first. Tool layers only when a tool is named. */
+function applicableBlocks(
+  defaults: LimitsLayer,
+  tenantLimits: LimitsLayer | undefined,
+  method: string | undefined,
+  tool: string | undefined,
+): ApplicableBlock[] {
+  const blocks: ApplicableBlock[] = [];
+  if (tool !== undefined) {
+    pushIfSet(blocks, ownEntry(tenantLimits?.tools, tool), 'tenant', 'tools', tool);
+    pushIfSet(blocks, ownEntry(defaults.tools, tool), 'defaults', 'tools', tool);
+  }
+  if (method !== undefined) {
+    pushIfSet(blocks, ownEntry(tenantLimits?.methods, method), 'tenant', 'methods', method);
+    pushIfSet(blocks, ownEntry(defaults.methods, method), 'defaults', 'methods', method);
+  }
+  pushIfSet(blocks, tenantLimits, 'tenant', 'base', '');
+  blocks.push({ block: defaults, owner: 'defaults', layer: 'base', name: '' });
+  return blocks;
+}
+
+/** The config path of a block, e.g. `tenants.acme.limits.tools.export` or `limits`. */
+function blockPath(block: ApplicableBlock, tenant: string): string {
+  const root = block.owner === 'tenant' ? `tenants.${tenant}.limits` : 'limits';
+  return block.layer === 'base' ? root : `${root}.${block.layer}.${block.name}`;
+}
+
+type CeilingKey = 'request.maxBodyBytes' | 'request.maxMessageBytes' | 'response.maxMessageBytes';
+
+function ceilingIn(block: CeilingBlock, key: CeilingKey): number | undefined {
+  switch (key) {
+    case 'request.maxBodyBytes':
+      return block.request?.maxBodyBytes;
+    case 'request.maxMessageBytes':
+      return block.request?.maxMessageBytes;
+    case 'response.maxMessageBytes':
+      return block.response?.maxMessageBytes;
+  }
+}
+
+function builtinCeiling(key: CeilingKey): number {
+  switch (key) {
+    case 'request.maxBodyBytes':
+      return BUILTIN_CEILINGS.requestMaxBodyBytes;
+    case 'request.maxMessageBytes':
+      return BUILTIN_CEILINGS.requestMaxMessageBytes;
+    case 'response.maxMessageBytes':
+      return BUILTIN_CEILINGS.responseMaxMessageBytes;
+  }
+}
+
+/** The first block that sets the key wins; 0 means no ceiling; hardMaxBytes caps everything, "no ceiling" included. */
+function resolveCeiling(
+  blocks: readonly ApplicableBlock[],
+  tenant: string,
+  key: CeilingKey,
+  hardMaxBytes: number | undefined,
+): ResolvedCeiling {
+  let bytes: number | null = builtinCeiling(key);
+  let source = BUILTIN_SOURCE;
+  for (const applicable of blocks) {
+    const value = ceilingIn(applicable.block, key);
+    if (value !== undefined) {
+      bytes = value === 0 ? null : value;
+      source = `${blockPath(applicable, tenant)}.${key}`;
+      break;
+    }
+  }
+  if (hardMaxBytes !== undefined && (bytes === null || bytes > hardMaxBytes)) {
+    return { bytes: hardMaxBytes, source: `limits.hardMaxBytes (clamped from ${source})` };
+  }
+  return { bytes, source };
+}
+
+function resolveMode(
+  defaults: LimitsLayer,
+  tenantLimits: LimitsLayer | undefined,
+  tenant: string,
+): { value: LimitMode; source: string } {
+  if (tenantLimits?.mode !== undefined) {
+    return { value: tenantLimits.mode, source: `tenants.${tenant}.limits.mode` };
+  }
+  if (defaults.mode !== undefined) return { value: defaults.mode, source: 'limits.mode' };
+  return { value: 'enforce', source: BUILTIN_SOURCE };
+}
+
+/** The effective ceilings and mode for one exchange. An unknown tenant gets the defaults. */
+export function resolveLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits {
+  const { tenant, method, tool } = query;
+  const defaults = policy.defaults;
+  const tenantLimits = tenantLayer(policy, tenant);
+  const blocks = applicableBlocks(defaults, tenantLimits, method, tool);
+  const hard = defaults.hardMaxBytes;
+  return {
+    tenant,
+    method,
+    tool,
+    mode: resolveMode(defaults, tenantLimits, tenant),
+    request: {
+      maxBodyBytes: resolveCeiling(blocks, tenant, 'request.maxBodyBytes', hard),
+      maxMessageBytes: resolveCeiling(blocks, tenant, 'request.maxMessageBytes', hard),
+    },
+    response: { maxMessageBytes: resolveCeiling(blocks, tenant, 'response.maxMessageBytes', hard) },
+  };
+}
+
+/** Every (method, tool) pair whose ceilings can differ from the tenant's base: one probe per configured override. */
+function overrideProbes(policy: LimitPolicy, tenant: string): LimitQuery[] {
+  const tenantLimits = tenantLayer(policy, tenant);
+  const probes: LimitQuery[] = [{ tenant }];
+  const methods = new Set([
+    ...Object.keys(policy.defaults.methods ?? {}),
+    ...Object.keys(tenantLimits?.methods ?? {}),
+  ]);
+  for (const method of methods) probes.push({ tenant, method });
+  const tools = new Set([
+    ...Object.keys(policy.defaults.tools ?? {}),
+    ...Object.keys(tenantLimits?.tools ?? {}),
+  ]);
+  // A tool's own block may leave a key unset, so it falls through to whatever tools/call resolves to.
+  for (const tool of tools) probes.push({ tenant, method: 'tools/call', tool });
+  return probes;
+}
+
+function largestCeiling(
+  policy: LimitPolicy,
+  tenant: string,
+  pick: (limits: EffectiveLimits) => ResolvedCeiling,
+): number | null {
+  let largest = 0;
+  for (const probe of overrideProbes(policy, tenant)) {
+    const bytes = pick(resolveLimits(policy, probe)).bytes;
+    if (bytes === null) return null;
+    if (bytes > largest) largest = bytes;
+  }
+  return largest;
+}
+
+/** The largest response.maxMessageBytes reachable for this tenant over any method/tool (null = some path has no ceiling). The proxy holds an SSE event/JSON body up to this while it does not yet know which message it is. */
+export function maxResponseCeiling(policy: LimitPolicy, tenant: string): number | null {
+  return largestCeiling(policy, tenant, (limits) => limits.response.maxMessageBytes);
+}
+
+/** The largest request.maxMessageBytes reachable for this tenant over any method/tool (null = some path has no ceiling). */
+export function maxRequestMessageCeiling(policy: LimitPolicy, tenant: string): number | null {
+  return largestCeiling(policy, tenant, (limits) => limits.request.maxMessageBytes);
+}
+
+/** The largest request.maxBodyBytes reachable for this tenant over any method/tool (null = some path has no ceiling). The proxy reads a request body up to this before it knows the method and tool inside. */
+export function maxRequestBodyCeiling(policy: LimitPolicy, tenant: string): number | null {
+  return largestCeiling(policy, tenant, (limits) => limits.request.maxBodyBytes);
+}
