@@ -1,0 +1,138 @@
+// Classification of JSON-RPC 2.0 messages, and parsing of complete JSON bodies (single or batch).
+
+import { type ByteSpan, splitTopLevel } from './json-scan.js';
+import type { JsonRpcId, MessageKind } from './types.js';
+
+export interface Classified {
+  kind: MessageKind;
+  /** The message's id when it carries one of a valid type (string, number or null), even if the message is invalid. */
+  id: JsonRpcId | undefined;
+  /** The message's own method, when it is a string. */
+  method: string | undefined;
+  /** `params.name` of a tools/call, when it is a string. */
+  tool: string | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function has(obj: Record<string, unknown>, key: string): boolean {
+  return Object.hasOwn(obj, key);
+}
+
+function asId(value: unknown): JsonRpcId | undefined {
+  return typeof value === 'string' || typeof value === 'number' || value === null ? value : undefined;
+}
+
+function toolNameOf(method: string | undefined, params: unknown): string | undefined {
+  if (method !== 'tools/call' || !isRecord(params)) return undefined;
+  return typeof params.name === 'string' ? params.name : undefined;
+}
+
+function kindOf(obj: Record<string, unknown>, id: JsonRpcId | undefined): MessageKind {
+  if (obj.jsonrpc !== '2.0') return 'invalid';
+  const hasId = has(obj, 'id');
+  const hasResult = has(obj, 'result');
+  const hasError = has(obj, 'error');
+  if (has(obj, 'method')) {
+    if (typeof obj.method !== 'string' || hasResult || hasError) return 'invalid';
+    if (!hasId) return 'notification';
+    // A request needs an id it can be answered by: null is not one (MCP requires a string or an integer).
+    return typeof id === 'string' || typeof id === 'number' ? 'request' : 'invalid';
+  }
+  if (hasResult === hasError) return 'invalid';
+  if (hasResult) return typeof id === 'string' || typeof id === 'number' ? 'result' : 'invalid';
+  // An error may carry a null id: that is how a peer answers a request whose id it could not read.
+  if (!isRecord(obj.error)) return 'invalid';
+  return hasId && id !== undefined ? 'error' : 'invalid';
+}
+
+/**
+ * Classifies one parsed JSON-RPC message. request: method + id; notification: method, no id; result: id +
+ * result; error: id + error (object); invalid otherwise, including a missing or wrong `jsonrpc: "2.0"`.
+ */
+export function classifyMessage(value: unknown): Classified {
+  if (!isRecord(value)) return { kind: 'invalid', id: undefined, method: undefined, tool: undefined };
+  const id = asId(value.id);
+  const method = typeof value.method === 'string' ? value.method : undefined;
+  return { kind: kindOf(value, id), id, method, tool: toolNameOf(method, value.params) };
+}
+
+export interface BodyMessage extends Classified {
+  /** Subarray of the body: exactly this message's bytes, without surrounding whitespace. */
+  bytes: Uint8Array;
+  value: unknown;
+}
+
+export type ParsedBody = { ok: true; batch: boolean; messages: BodyMessage[] } | { ok: false; error: string };
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function isWhitespace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function startsWithBom(bytes: Uint8Array): boolean {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+/** The body without surrounding JSON whitespace, as a span. */
+function trimmedSpan(bytes: Uint8Array): ByteSpan {
+  let start = 0;
+  let end = bytes.length;
+  while (start < end && isWhitespace(bytes[start])) start++;
+  while (end > start && isWhitespace(bytes[end - 1])) end--;
+  return [start, end];
+}
+
+/** Decodes and parses one message's bytes; a string is an error sentence. */
+function parseMessage(bytes: Uint8Array, where: string): { value: unknown } | string {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return `${where} is not valid UTF-8`;
+  }
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    // JSON.parse may run out of stack on extreme nesting: that is a refusal to parse, not a crash.
+    if (err instanceof RangeError) return `${where} is nested too deeply to parse`;
+    return `${where} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+function toBodyMessage(bytes: Uint8Array, value: unknown): BodyMessage {
+  return { ...classifyMessage(value), bytes, value };
+}
+
+/**
+ * Parses a complete JSON body: a single message or a batch array. Each message keeps its exact bytes
+ * (a subarray of the body). Invalid UTF-8, invalid JSON or a leading UTF-8 BOM give ok:false with a readable
+ * error. An empty batch is ok:true with no messages: the caller decides what that means.
+ */
+export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
+  if (startsWithBom(bytes)) return { ok: false, error: 'body starts with a UTF-8 byte order mark' };
+  const [start, end] = trimmedSpan(bytes);
+  if (start === end) return { ok: false, error: 'body is empty' };
+
+  // A single message needs no structural pass: JSON.parse validates it whole, trailing data included.
+  if (bytes[start] !== 0x5b) {
+    const own = bytes.subarray(start, end);
+    const parsed = parseMessage(own, 'body');
+    if (typeof parsed === 'string') return { ok: false, error: parsed };
+    return { ok: true, batch: false, messages: [toBodyMessage(own, parsed.value)] };
+  }
+
+  const split = splitTopLevel(bytes);
+  if (!split.ok) return { ok: false, error: `body is not valid JSON: ${split.error}` };
+  const messages: BodyMessage[] = [];
+  for (const [index, [from, to]] of split.spans.entries()) {
+    const own = bytes.subarray(from, to);
+    const parsed = parseMessage(own, `batch element ${index}`);
+    if (typeof parsed === 'string') return { ok: false, error: parsed };
+    messages.push(toBodyMessage(own, parsed.value));
+  }
+  return { ok: true, batch: true, messages };
+}

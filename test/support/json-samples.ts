@@ -1,0 +1,133 @@
+// Shared generators for the byte-level JSON tests: JSON texts with arbitrary whitespace and escapes, arbitrary
+// chunkings, and MCP-shaped messages.
+
+import fc from 'fast-check';
+
+export const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
+export const decode = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
+
+/** A small deterministic PRNG (mulberry32), so one fast-check integer drives all layout choices of a text. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WHITESPACE = [' ', '\t', '\n', '\r'];
+
+/** A string literal in which some characters are written as `\uXXXX` and `/` sometimes as `\/`: valid, but not JSON.stringify's form. */
+function oddlyEscapedLiteral(text: string, random: () => number): string {
+  let out = '"';
+  // Code points (the `u` flag), so a surrogate pair is escaped whole or not at all.
+  const pieces =
+    JSON.stringify(text)
+      .slice(1, -1)
+      .match(/\\u[0-9a-f]{4}|\\.|[\s\S]/gu) ?? [];
+  for (const piece of pieces) {
+    const roll = random();
+    if (!piece.startsWith('\\') && roll < 0.2) {
+      for (let i = 0; i < piece.length; i++) out += `\\u${piece.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    } else if (piece === '/' && roll < 0.5) {
+      out += '\\/';
+    } else {
+      out += piece;
+    }
+  }
+  return `${out}"`;
+}
+
+export interface LayoutOptions {
+  /** Put random JSON whitespace between tokens. */
+  whitespace?: boolean;
+  /** Write some characters of strings (keys included) as `\uXXXX` / `\/`. */
+  oddEscapes?: boolean;
+}
+
+/** JSON text of `value`, laid out randomly but parsing back to the same value. Recursive: test-sized values only. */
+export function layoutJson(value: unknown, seed: number, options: LayoutOptions = {}): string {
+  const random = prng(seed);
+  const ws = (): string => {
+    if (!options.whitespace) return '';
+    let out = '';
+    while (random() < 0.35) out += WHITESPACE[Math.floor(random() * WHITESPACE.length)];
+    return out;
+  };
+  const literal = (text: string): string =>
+    options.oddEscapes && random() < 0.5 ? oddlyEscapedLiteral(text, random) : JSON.stringify(text);
+  const write = (v: unknown): string => {
+    if (typeof v === 'string') return literal(v);
+    if (Array.isArray(v)) return `[${ws()}${v.map((x) => write(x)).join(`${ws()},${ws()}`)}${ws()}]`;
+    if (typeof v === 'object' && v !== null) {
+      const members = Object.entries(v).map(([k, x]) => `${literal(k)}${ws()}:${ws()}${write(x)}`);
+      return `{${ws()}${members.join(`${ws()},${ws()}`)}${ws()}}`;
+    }
+    return JSON.stringify(v) ?? 'null';
+  };
+  return `${ws()}${write(value)}${ws()}`;
+}
+
+/** Arbitrary JSON values with full-Unicode strings (keys too), as they come back from JSON (-0 becomes 0). */
+export const jsonValue = (maxDepth = 4): fc.Arbitrary<unknown> =>
+  fc.jsonValue({ maxDepth, stringUnit: 'binary' }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+
+/**
+ * Long strings dense in what a scanner must get right (quotes and backslashes, which JSON escapes, and
+ * multi-byte characters), with runs long enough to take the native-search path of the string skipper.
+ */
+export const trickyString: fc.Arbitrary<string> = fc
+  .array(fc.oneof(fc.constantFrom('\\', '"', '\\"', 'é', '😀', '/', '\n'), fc.constant('a'.repeat(30))), {
+    maxLength: 30,
+  })
+  .map((parts) => parts.join(''));
+
+/** Splits `bytes` at the given cut points (any byte offsets, duplicates allowed). */
+export function chunksAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((c) => Math.min(bytes.length, Math.max(0, c))))].sort((a, b) => a - b);
+  const chunks: Uint8Array[] = [];
+  let start = 0;
+  for (const point of [...points, bytes.length]) {
+    if (point > start) chunks.push(bytes.subarray(start, point));
+    start = point;
+  }
+  return chunks;
+}
+
+/** Arbitrary cut points for a text of up to `maxLength` bytes. */
+export const cutPoints = (maxLength: number): fc.Arbitrary<number[]> =>
+  fc.array(fc.integer({ min: 0, max: maxLength }), { maxLength: 40 });
+
+/** A JSON-RPC id as peers send them, including strings that need escaping. */
+export const rpcId: fc.Arbitrary<string | number | null> = fc.oneof(
+  fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('a"b\\c', '\u2028\u2029', 'é😀中', '\\"}]', ''),
+  fc.constant(null),
+);
+
+/** A tools/call request as SDK clients send it. */
+export function toolsCallRequest(id: string | number, tool: string, args: unknown = {}): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: tool, arguments: args },
+  });
+}
+
+/** A text that is hard to scan: brackets, quotes, backslashes and escapes, multi-byte characters. */
+export const trickyText = '"}]{[\\\\" \\u0022 \\ \n\t\r é 中文 😀 e\u0301 \u2028 ]}';
+
+/** Items for a large structured result. */
+export function items(count: number): Array<{ id: number; name: string; score: number; tags: string[] }> {
+  return Array.from({ length: count }, (_, n) => ({
+    id: n,
+    name: `item ${n} ${n % 7 === 0 ? 'é中😀' : 'plain'}`,
+    score: n / 4,
+    tags: n % 3 === 0 ? [] : ['a', `t${n % 5}`],
+  }));
+}
