@@ -1,0 +1,337 @@
+// The metrics recorder: an InspectionObserver per tenant for what the inspectors see, plus the calls the
+// proxy makes per exchange. Hot-path calls look up a cached prom-client child by a short string key; the
+// label object and the child are built once per distinct label set.
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { resolveLimits } from '../core/limits.js';
+import type {
+  Direction,
+  LimitName,
+  LimitPolicy,
+  LimitViolation,
+  MessageKind,
+  MessageMeasurement,
+  MessageSubject,
+  ResultChannelName,
+} from '../core/types.js';
+import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
+import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
+import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
+
+export interface EdgeMetrics {
+  registry: Registry;
+  /** Observer bound to one exchange's tenant; the proxy combines it with its own per-exchange summary. */
+  observerFor(tenant: string): InspectionObserver;
+  /** One per finished HTTP exchange on the MCP endpoint. outcome: forwarded | refused:<status> | response_replaced | upstream_timeout | upstream_unreachable | upstream_stream_failed | upstream_body_failed */
+  exchangeFinished(e: { tenant: string; httpMethod: string; status: number; outcome: string }): void;
+  /** Time from sending upstream to its response headers. */
+  upstreamResponded(e: { tenant: string; status: number; seconds: number }): void;
+  /** Returns the function to call when the stream ends (gauge inc/dec; safe to call twice). */
+  sseStreamOpened(tenant: string): () => void;
+  sseEvent(tenant: string): void;
+  /** A tenant header from a peer outside trustedProxies (ignored and counted). */
+  untrustedTenantHeader(): void;
+  configReloaded(result: 'success' | 'failure'): void;
+  /** Info metric: mcp_edge_config_info{sha256, source} 1 (old series removed on change). */
+  configLoaded(sha256: string, source: string): void;
+  /**
+   * mcp_edge_limit_bytes{tenant, limit, method, tool}: the configured ceilings, for headroom panels. Replaces
+   * all previous values. A ceiling that is off (0 in the config, no hardMaxBytes) is exported as +Inf, so a
+   * tool override that lifts the ceiling still shadows the tenant's base ceiling in the headroom joins.
+   */
+  setLimits(policy: LimitPolicy, tenants: string[]): void;
+}
+
+export interface EdgeMetricsOptions {
+  /** The upstream URL: the constant `upstream` label on every family. */
+  upstream: string;
+  /** Distinct tool names from the wire that get their own label value (default 200). */
+  maxToolLabels?: number;
+  /** Distinct method names from the wire that get their own label value (default 100). */
+  maxMethodLabels?: number;
+  /** prom-client's default process metrics (default true). */
+  collectDefault?: boolean;
+}
+
+export const DEFAULT_MAX_TOOL_LABELS = 200;
+export const DEFAULT_MAX_METHOD_LABELS = 100;
+
+const LIMIT_NAMES: readonly LimitName[] = [
+  'request.maxBodyBytes',
+  'request.maxMessageBytes',
+  'response.maxMessageBytes',
+];
+
+const CHANNEL_NAMES: readonly ResultChannelName[] = [
+  'content_text',
+  'content_image',
+  'content_audio',
+  'content_resource_link',
+  'content_resource',
+  'structured',
+];
+
+/** One configured ceiling as exported on mcp_edge_limit_bytes. `bytes` is +Inf when the ceiling is off. */
+export interface ConfiguredCeiling {
+  tenant: string;
+  limit: LimitName;
+  method: string;
+  tool: string;
+  bytes: number;
+}
+
+/** A tool override applies to tools/call: that is the method its gauge is labelled with and resolved for. */
+const TOOL_METHOD = 'tools/call';
+
+function overrideNames(policy: LimitPolicy, tenant: string, layer: 'methods' | 'tools'): string[] {
+  const own = Object.hasOwn(policy.tenants, tenant) ? policy.tenants[tenant]?.limits?.[layer] : undefined;
+  return [...new Set([...Object.keys(policy.defaults[layer] ?? {}), ...Object.keys(own ?? {})])];
+}
+
+/** Every ceiling to export: each tenant's base, then one per configured method and tool override. */
+export function configuredCeilings(policy: LimitPolicy, tenants: readonly string[]): ConfiguredCeiling[] {
+  const ceilings: ConfiguredCeiling[] = [];
+  for (const tenant of tenants) {
+    const probes = [
+      { method: '', tool: '' },
+      ...overrideNames(policy, tenant, 'methods').map((method) => ({ method, tool: '' })),
+      ...overrideNames(policy, tenant, 'tools').map((tool) => ({ method: TOOL_METHOD, tool })),
+    ];
+    for (const probe of probes) {
+      const effective = resolveLimits(policy, {
+        tenant,
+        method: probe.method === '' ? undefined : probe.method,
+        tool: probe.tool === '' ? undefined : probe.tool,
+      });
+      const bytesOf: Record<LimitName, number | null> = {
+        'request.maxBodyBytes': effective.request.maxBodyBytes.bytes,
+        'request.maxMessageBytes': effective.request.maxMessageBytes.bytes,
+        'response.maxMessageBytes': effective.response.maxMessageBytes.bytes,
+      };
+      for (const limit of LIMIT_NAMES) {
+        ceilings.push({ tenant, limit, ...probe, bytes: bytesOf[limit] ?? Number.POSITIVE_INFINITY });
+      }
+    }
+  }
+  return ceilings;
+}
+
+/** The method and tool names a policy mentions: they keep their own label values past the cap. */
+function namesInPolicy(policy: LimitPolicy, layer: 'methods' | 'tools'): Set<string> {
+  const names = new Set(Object.keys(policy.defaults[layer] ?? {}));
+  for (const tenant of Object.values(policy.tenants)) {
+    for (const name of Object.keys(tenant.limits?.[layer] ?? {})) names.add(name);
+  }
+  // Tool override gauges are labelled method="tools/call": keep that value too.
+  if (layer === 'methods') names.add(TOOL_METHOD);
+  return names;
+}
+
+/** Stores a new child and returns it. Used as `cache.get(key) ?? remember(cache, key, family.labels(...))`, so the
+ * label object and the child are only built on a miss (no closure per call). */
+function remember<C>(cache: Map<string, C>, key: string, child: C): C {
+  cache.set(key, child);
+  return child;
+}
+
+interface Guards {
+  method: LabelGuard;
+  tool: LabelGuard;
+}
+
+type HistogramChild = ReturnType<EdgeFamilies['messageBytes']['labels']>;
+type CounterChild = ReturnType<EdgeFamilies['limitExceeded']['labels']>;
+type GaugeChild = ReturnType<EdgeFamilies['sseStreamsActive']['labels']>;
+
+/**
+ * The prom-client children for one (tenant, direction, method, tool): everything a message about that subject
+ * records, built on first use. One slot lookup per message instead of one keyed lookup per family.
+ */
+class SubjectSlot {
+  private readonly sizes: Partial<Record<MessageKind, HistogramChild>> = {};
+  private readonly channels: Partial<Record<ResultChannelName, HistogramChild>> = {};
+  private readonly exceeded = new Map<string, CounterChild>();
+  private tokensChild: HistogramChild | undefined;
+  private duplicatedChild: CounterChild | undefined;
+
+  constructor(
+    private readonly families: EdgeFamilies,
+    private readonly tenant: string,
+    private readonly direction: Direction,
+    private readonly method: string,
+    private readonly tool: string,
+  ) {}
+
+  size(kind: MessageKind): HistogramChild {
+    const { direction, method, tool, tenant } = this;
+    this.sizes[kind] ??= this.families.messageBytes.labels({ direction, kind, method, tool, tenant });
+    return this.sizes[kind];
+  }
+
+  tokens(): HistogramChild {
+    const { direction, method, tool, tenant } = this;
+    this.tokensChild ??= this.families.messageTokens.labels({ direction, method, tool, tenant });
+    return this.tokensChild;
+  }
+
+  channel(channel: ResultChannelName): HistogramChild {
+    const { tool, tenant } = this;
+    this.channels[channel] ??= this.families.resultChannelBytes.labels({ channel, tool, tenant });
+    return this.channels[channel];
+  }
+
+  duplicated(): CounterChild {
+    const { tool, tenant } = this;
+    this.duplicatedChild ??= this.families.duplicatedBytes.labels({ tool, tenant });
+    return this.duplicatedChild;
+  }
+
+  limitExceeded(limit: LimitName, action: LimitAction): CounterChild {
+    const key = `${limit} ${action}`;
+    let child = this.exceeded.get(key);
+    if (child === undefined) {
+      const { direction, method, tool, tenant } = this;
+      child = this.families.limitExceeded.labels({ limit, direction, action, tenant, method, tool });
+      this.exceeded.set(key, child);
+    }
+    return child;
+  }
+}
+
+/** The observer for one tenant. Its slots are bounded by the label guards: directions x methods x tools. */
+function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Guards): InspectionObserver {
+  const slots: Record<Direction, Map<string, Map<string, SubjectSlot>>> = {
+    request: new Map(),
+    response: new Map(),
+  };
+  const unparsable: Partial<Record<Direction, CounterChild>> = {};
+
+  function slotFor(
+    direction: Direction,
+    rawMethod: string | undefined,
+    rawTool: string | undefined,
+  ): SubjectSlot {
+    const method = guards.method.bound(rawMethod);
+    const tool = guards.tool.bound(rawTool);
+    let byTool = slots[direction].get(method);
+    if (byTool === undefined) {
+      byTool = new Map();
+      slots[direction].set(method, byTool);
+    }
+    let slot = byTool.get(tool);
+    if (slot === undefined) {
+      slot = new SubjectSlot(families, tenant, direction, method, tool);
+      byTool.set(tool, slot);
+    }
+    return slot;
+  }
+
+  return {
+    message(direction: Direction, m: MessageMeasurement, subject: MessageSubject): void {
+      const slot = slotFor(direction, subject.method, subject.tool);
+      slot.size(m.kind).observe(m.envelopeBytes);
+      slot.tokens().observe(m.estimatedTokens);
+      const channels = m.channels;
+      if (channels !== undefined) {
+        for (const channel of CHANNEL_NAMES) {
+          const bytes = channels[channel];
+          if (bytes > 0) slot.channel(channel).observe(bytes);
+        }
+      }
+      if (m.duplicatedBytes > 0) slot.duplicated().inc(m.duplicatedBytes);
+    },
+    limitExceeded(v: LimitViolation, action: LimitAction): void {
+      slotFor(v.direction, v.method, v.tool).limitExceeded(v.limit, action).inc();
+    },
+    unparsable(direction: Direction): void {
+      unparsable[direction] ??= families.unparsableMessages.labels({ direction, tenant });
+      unparsable[direction].inc();
+    },
+  };
+}
+
+export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ [UPSTREAM_LABEL]: opts.upstream });
+  if (opts.collectDefault ?? true) collectDefaultMetrics({ register: registry });
+  const families = createFamilies(registry);
+  const guards: Guards = {
+    method: new LabelGuard(opts.maxMethodLabels ?? DEFAULT_MAX_METHOD_LABELS),
+    tool: new LabelGuard(opts.maxToolLabels ?? DEFAULT_MAX_TOOL_LABELS),
+  };
+  // Both results exist from the start at 0, so the first failed reload is an increase Prometheus can see.
+  families.configReloads.labels({ result: 'success' }).inc(0);
+  families.configReloads.labels({ result: 'failure' }).inc(0);
+
+  const observers = new Map<string, InspectionObserver>();
+  const requests = new Map<string, CounterChild>();
+  const upstreamDurations = new Map<string, HistogramChild>();
+  const sseStreams = new Map<string, GaugeChild>();
+  const sseEvents = new Map<string, CounterChild>();
+
+  return {
+    registry,
+    observerFor(tenant) {
+      return (
+        observers.get(tenant) ?? remember(observers, tenant, createTenantObserver(tenant, families, guards))
+      );
+    },
+    exchangeFinished({ tenant, httpMethod, status, outcome }) {
+      const http_method = boundHttpMethod(httpMethod);
+      const statusLabel = boundStatus(status);
+      const key = `${tenant}\0${http_method}\0${statusLabel}\0${outcome}`;
+      const child =
+        requests.get(key) ??
+        remember(
+          requests,
+          key,
+          families.requests.labels({ tenant, http_method, status: statusLabel, outcome }),
+        );
+      child.inc();
+    },
+    upstreamResponded({ tenant, status, seconds }) {
+      const statusLabel = boundStatus(status);
+      const key = `${tenant}\0${statusLabel}`;
+      const child =
+        upstreamDurations.get(key) ??
+        remember(upstreamDurations, key, families.upstreamDuration.labels({ tenant, status: statusLabel }));
+      child.observe(seconds);
+    },
+    sseStreamOpened(tenant) {
+      const gauge =
+        sseStreams.get(tenant) ?? remember(sseStreams, tenant, families.sseStreamsActive.labels({ tenant }));
+      gauge.inc();
+      let open = true;
+      return () => {
+        if (!open) return;
+        open = false;
+        gauge.dec();
+      };
+    },
+    sseEvent(tenant) {
+      const child =
+        sseEvents.get(tenant) ?? remember(sseEvents, tenant, families.sseEvents.labels({ tenant }));
+      child.inc();
+    },
+    untrustedTenantHeader() {
+      families.untrustedTenantHeader.inc();
+    },
+    configReloaded(result) {
+      families.configReloads.inc({ result });
+    },
+    configLoaded(sha256, source) {
+      families.configInfo.reset();
+      families.configInfo.set({ sha256, source }, 1);
+    },
+    setLimits(policy, tenants) {
+      guards.method.reserve(namesInPolicy(policy, 'methods'));
+      guards.tool.reserve(namesInPolicy(policy, 'tools'));
+      families.limitBytes.reset();
+      for (const c of configuredCeilings(policy, tenants)) {
+        families.limitBytes.set(
+          { tenant: c.tenant, limit: c.limit, method: c.method, tool: c.tool },
+          c.bytes,
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,138 @@
+// Every Prometheus family mcp-edge exports, in one place: names, help, label names and buckets.
+// The dashboard (grafana/dashboards/mcp-edge.json) and the alert rules (deploy/prometheus/alerts.yaml)
+// query exactly these names; change them together.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/**
+ * Powers of 2 from 256 B to 64 MiB (19 buckets). Factor 2 rather than 4 so that a p99 near a ceiling is
+ * interpolated within a bucket at most twice as wide as the value, which the 80% headroom alert needs.
+ */
+export const BYTE_BUCKETS: readonly number[] = Object.freeze(
+  Array.from({ length: 19 }, (_, i) => 2 ** (8 + i)),
+);
+
+/** Powers of 4 from 64 to 16 Mi tokens: an estimate is rough, so coarse buckets are enough. */
+export const TOKEN_BUCKETS: readonly number[] = Object.freeze(
+  Array.from({ length: 10 }, (_, i) => 64 * 4 ** i),
+);
+
+/** Time to upstream response headers: from a fast local server to a slow tool call. */
+export const SECONDS_BUCKETS: readonly number[] = Object.freeze([
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
+]);
+
+/** The registry's default label on every family (and on the process metrics). */
+export const UPSTREAM_LABEL = 'upstream';
+
+export const METRIC_NAMES = Object.freeze({
+  messageBytes: 'mcp_edge_message_bytes',
+  messageTokens: 'mcp_edge_message_tokens_estimated',
+  resultChannelBytes: 'mcp_edge_result_channel_bytes',
+  duplicatedBytes: 'mcp_edge_duplicated_bytes_total',
+  limitExceeded: 'mcp_edge_limit_exceeded_total',
+  limitBytes: 'mcp_edge_limit_bytes',
+  requests: 'mcp_edge_requests_total',
+  upstreamDuration: 'mcp_edge_upstream_duration_seconds',
+  sseStreamsActive: 'mcp_edge_sse_streams_active',
+  sseEvents: 'mcp_edge_sse_events_total',
+  unparsableMessages: 'mcp_edge_unparsable_messages_total',
+  untrustedTenantHeader: 'mcp_edge_untrusted_tenant_header_total',
+  configReloads: 'mcp_edge_config_reloads_total',
+  configInfo: 'mcp_edge_config_info',
+});
+
+/** Creates every family on `registry` (each family exists once per registry). */
+export function createFamilies(registry: Registry) {
+  const registers = [registry];
+  return {
+    messageBytes: new Histogram({
+      name: METRIC_NAMES.messageBytes,
+      help: 'Envelope bytes of every JSON-RPC message, as the peer sent it. method/tool: what the message is about (its own method, or the request it answers).',
+      labelNames: ['direction', 'kind', 'method', 'tool', 'tenant'] as const,
+      buckets: [...BYTE_BUCKETS],
+      registers,
+    }),
+    messageTokens: new Histogram({
+      name: METRIC_NAMES.messageTokens,
+      help: 'Rough token estimate of every JSON-RPC message (observational only).',
+      labelNames: ['direction', 'method', 'tool', 'tenant'] as const,
+      buckets: [...TOKEN_BUCKETS],
+      registers,
+    }),
+    resultChannelBytes: new Histogram({
+      name: METRIC_NAMES.resultChannelBytes,
+      help: 'Bytes of each non-empty channel of a tool result (content_* blocks by type, structured = structuredContent).',
+      labelNames: ['channel', 'tool', 'tenant'] as const,
+      buckets: [...BYTE_BUCKETS],
+      registers,
+    }),
+    duplicatedBytes: new Counter({
+      name: METRIC_NAMES.duplicatedBytes,
+      help: 'Bytes of tool-result text blocks whose text repeats the serialized structuredContent.',
+      labelNames: ['tool', 'tenant'] as const,
+      registers,
+    }),
+    limitExceeded: new Counter({
+      name: METRIC_NAMES.limitExceeded,
+      help: 'Ceilings that tripped. action=rejected: enforced (refused or replaced); observed: observe mode, forwarded.',
+      labelNames: ['limit', 'direction', 'action', 'tenant', 'method', 'tool'] as const,
+      registers,
+    }),
+    limitBytes: new Gauge({
+      name: METRIC_NAMES.limitBytes,
+      help: 'Configured ceilings in bytes per tenant; method/tool empty for the base ceiling, set for each configured override. +Inf: no ceiling.',
+      labelNames: ['tenant', 'limit', 'method', 'tool'] as const,
+      registers,
+    }),
+    requests: new Counter({
+      name: METRIC_NAMES.requests,
+      help: 'Finished HTTP exchanges on the MCP endpoint by the status the client got and how the exchange ended.',
+      labelNames: ['tenant', 'http_method', 'status', 'outcome'] as const,
+      registers,
+    }),
+    upstreamDuration: new Histogram({
+      name: METRIC_NAMES.upstreamDuration,
+      help: 'Seconds from sending a request upstream to its response headers, by upstream status.',
+      labelNames: ['tenant', 'status'] as const,
+      buckets: [...SECONDS_BUCKETS],
+      registers,
+    }),
+    sseStreamsActive: new Gauge({
+      name: METRIC_NAMES.sseStreamsActive,
+      help: 'Server-sent event streams currently open through the proxy.',
+      labelNames: ['tenant'] as const,
+      registers,
+    }),
+    sseEvents: new Counter({
+      name: METRIC_NAMES.sseEvents,
+      help: 'Server-sent events relayed to clients.',
+      labelNames: ['tenant'] as const,
+      registers,
+    }),
+    unparsableMessages: new Counter({
+      name: METRIC_NAMES.unparsableMessages,
+      help: 'Messages that are not JSON-RPC (not JSON, or not a JSON-RPC shape); forwarded unchanged.',
+      labelNames: ['direction', 'tenant'] as const,
+      registers,
+    }),
+    untrustedTenantHeader: new Counter({
+      name: METRIC_NAMES.untrustedTenantHeader,
+      help: 'Tenant headers sent by peers outside trustedProxies (ignored).',
+      registers,
+    }),
+    configReloads: new Counter({
+      name: METRIC_NAMES.configReloads,
+      help: 'Configuration reloads by result.',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    configInfo: new Gauge({
+      name: METRIC_NAMES.configInfo,
+      help: 'The configuration in use: its SHA-256 and where it was loaded from (always 1).',
+      labelNames: ['sha256', 'source'] as const,
+      registers,
+    }),
+  };
+}
+
+export type EdgeFamilies = ReturnType<typeof createFamilies>;

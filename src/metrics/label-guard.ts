@@ -1,0 +1,71 @@
+// Bounded label values for names that come from the wire (methods, tools). A hostile or buggy upstream can
+// send any number of distinct names; each one would be a new time series in every family it appears in.
+
+/** The one value every name past the cap (or unfit to be a label) folds into. */
+export const OTHER_LABEL = '__other__';
+
+/** Longer names are not names an operator reads on a dashboard; they fold into OTHER_LABEL. */
+export const MAX_LABEL_VALUE_LENGTH = 128;
+
+/** Control characters (C0, DEL, C1) are never admitted: they also keep the child caches' `\0`-joined keys unambiguous. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+function fitsAsLabel(value: string): boolean {
+  return value.length <= MAX_LABEL_VALUE_LENGTH && !CONTROL_CHARACTER.test(value);
+}
+
+/**
+ * Keeps the first `cap` distinct values seen, and any reserved value (names the config itself mentions, so a
+ * configured tool keeps its own label however many names came first). Everything else becomes `__other__`;
+ * `undefined` and the empty string become `""` (Prometheus treats an empty label as absent).
+ */
+export class LabelGuard {
+  private readonly admitted = new Set<string>();
+  private reserved: ReadonlySet<string> = new Set();
+
+  constructor(readonly cap: number) {
+    if (!Number.isInteger(cap) || cap < 0)
+      throw new RangeError(`label cap must be a non-negative integer, got ${cap}`);
+  }
+
+  /** The label value to record for `value`. Cheap for values already seen: two set lookups. */
+  bound(value: string | undefined): string {
+    if (value === undefined || value === '') return '';
+    if (this.admitted.has(value) || this.reserved.has(value)) return value;
+    if (this.admitted.size >= this.cap || !fitsAsLabel(value)) return OTHER_LABEL;
+    this.admitted.add(value);
+    return value;
+  }
+
+  /** Replaces the reserved names (on every config load). They do not count against the cap. */
+  reserve(values: Iterable<string>): void {
+    const reserved = new Set<string>();
+    for (const value of values) if (value !== '' && fitsAsLabel(value)) reserved.add(value);
+    this.reserved = reserved;
+  }
+
+  /** How many wire values hold a slot of the cap. */
+  get admittedCount(): number {
+    return this.admitted.size;
+  }
+}
+
+const HTTP_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'POST',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'PUT',
+  'PATCH',
+]);
+
+/** HTTP methods are few; anything unusual is `OTHER`. */
+export function boundHttpMethod(method: string): string {
+  return HTTP_METHODS.has(method) ? method : 'OTHER';
+}
+
+/** An HTTP status as a label: three digits, or `other` (a status is a number from the wire). */
+export function boundStatus(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 999 ? String(status) : 'other';
+}
