@@ -1,0 +1,213 @@
+// Which tenant an exchange belongs to, decided once per exchange by the resolvers of `tenancy.resolve`
+// in order. A tenant value always comes from configuration; a credential that is presented and fails
+// is refused (401), never treated as anonymous.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from 'jose';
+import type { ApiKeyResolverConfig, EdgeConfig, JwtResolverConfig } from '../config/schema.js';
+
+export type TenantDecision =
+  | { ok: true; tenant: string; via: string; untrustedHeader: boolean }
+  | { ok: false; status: 401; message: string; wwwAuthenticate: string; untrustedHeader: boolean };
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** What one resolver made of a request: a tenant, nothing to go on, or a credential that failed. */
+type Outcome =
+  | { kind: 'identified'; tenant: string; via: string }
+  | { kind: 'absent'; untrustedHeader?: boolean }
+  | { kind: 'rejected'; message: string; wwwAuthenticate: string };
+
+interface Resolver {
+  resolve(headers: Headers, peer: string | undefined): Promise<Outcome> | Outcome;
+}
+
+const ABSENT: Outcome = { kind: 'absent' };
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function bearerToken(headers: Headers, header = 'authorization'): string | undefined {
+  const value = first(headers[header]);
+  const match = value === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(value);
+  return match?.[1];
+}
+
+function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+
+export function trustedProxyList(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [address = '', prefixText] = cidr.split('/');
+    const type = isIPv6(address) ? 'ipv6' : 'ipv4';
+    const prefix = prefixText === undefined ? (type === 'ipv6' ? 128 : 32) : Number(prefixText);
+    list.addSubnet(address, prefix, type);
+  }
+  return list;
+}
+
+/** Checks a peer address, treating IPv4-mapped IPv6 (::ffff:a.b.c.d) as the IPv4 address. */
+export function isTrustedPeer(list: BlockList, peer: string | undefined): boolean {
+  if (peer === undefined) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(peer);
+  const address = mapped?.[1] ?? peer;
+  if (isIPv4(address)) return list.check(address, 'ipv4');
+  if (isIPv6(address)) return list.check(address, 'ipv6');
+  return false;
+}
+
+function headerResolver(header: string, trusted: BlockList, known: ReadonlySet<string>): Resolver {
+  return {
+    resolve(headers, peer) {
+      const name = first(headers[header]);
+      if (name === undefined || name === '') return ABSENT;
+      // From any other peer the header is the client choosing its own tenant: ignored, and counted.
+      if (!isTrustedPeer(trusted, peer)) return { kind: 'absent', untrustedHeader: true };
+      return known.has(name) ? { kind: 'identified', tenant: name, via: `header:${header}` } : ABSENT;
+    },
+  };
+}
+
+export function sha256Hex(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+function apiKeyResolver(config: ApiKeyResolverConfig['apiKey'], jwtFollows: boolean): Resolver {
+  const entries: { tenant: string; hash: Buffer }[] = [];
+  for (const [tenant, hashes] of Object.entries(config.tenants)) {
+    for (const hash of hashes) entries.push({ tenant, hash: Buffer.from(hash, 'hex') });
+  }
+  return {
+    resolve(headers) {
+      const key = config.bearer ? bearerToken(headers, config.header) : first(headers[config.header]);
+      if (key === undefined || key === '') return ABSENT;
+      // A bearer JWT is for the jwt resolver that follows, not a wrong key.
+      if (config.bearer && jwtFollows && looksLikeJwt(key)) return ABSENT;
+      const presented = createHash('sha256').update(key, 'utf8').digest();
+      let match: string | undefined;
+      // Compare with every entry, in constant time each, so timing tells nothing about which came close.
+      for (const entry of entries) {
+        if (timingSafeEqual(presented, entry.hash) && match === undefined) match = entry.tenant;
+      }
+      if (match !== undefined) return { kind: 'identified', tenant: match, via: `apiKey:${config.header}` };
+      return {
+        kind: 'rejected',
+        message: `The API key in ${config.header} is not valid for this mcp-edge`,
+        wwwAuthenticate: config.bearer ? 'Bearer error="invalid_token"' : 'ApiKey',
+      };
+    },
+  };
+}
+
+function jwtKeySource(config: JwtResolverConfig['jwt']): Uint8Array | JWTVerifyGetKey {
+  if (config.secret !== undefined) return new TextEncoder().encode(config.secret);
+  const location = config.jwks ?? '';
+  if (/^https?:/i.test(location)) {
+    // jose caches the set and refetches on an unknown key id (with a cooldown).
+    return createRemoteJWKSet(new URL(location), {
+      cacheMaxAge: 10 * 60 * 1000,
+      cooldownDuration: 30 * 1000,
+    });
+  }
+  return createLocalJWKSet(
+    JSON.parse(readFileSync(location, 'utf8')) as Parameters<typeof createLocalJWKSet>[0],
+  );
+}
+
+function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string>): Resolver {
+  const key = jwtKeySource(config);
+  const options: JWTVerifyOptions = {
+    algorithms: [...config.algorithms],
+    requiredClaims: ['exp'],
+    ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
+    ...(config.audience !== undefined ? { audience: config.audience } : {}),
+  };
+  const refuse = (message: string): Outcome => ({
+    kind: 'rejected',
+    message,
+    wwwAuthenticate: `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}"`,
+  });
+  return {
+    async resolve(headers) {
+      const token = bearerToken(headers);
+      if (token === undefined || !looksLikeJwt(token)) return ABSENT;
+      let payload: Record<string, unknown>;
+      try {
+        const verified =
+          key instanceof Uint8Array
+            ? await jwtVerify(token, key, options)
+            : await jwtVerify(token, key, options);
+        payload = verified.payload;
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? 'ERR_JWT_INVALID';
+        return refuse(`The bearer token failed verification (${code})`);
+      }
+      const claim = payload[config.claim];
+      if (typeof claim !== 'string' || !known.has(claim)) {
+        return refuse(`The bearer token's "${config.claim}" claim does not name a tenant of this mcp-edge`);
+      }
+      return { kind: 'identified', tenant: claim, via: 'jwt' };
+    },
+  };
+}
+
+/** Built once per config; resolves each exchange's tenant. */
+export class TenantResolver {
+  readonly #resolvers: Resolver[];
+
+  constructor(
+    private readonly tenancy: EdgeConfig['tenancy'],
+    tenants: Iterable<string>,
+  ) {
+    const known = new Set(tenants);
+    const items = tenancy.resolve;
+    this.#resolvers = items.map((item, index) => {
+      if ('header' in item) return headerResolver(item.header, trustedProxyList(item.trustedProxies), known);
+      if ('apiKey' in item) {
+        const jwtFollows = items.slice(index + 1).some((later) => 'jwt' in later);
+        return apiKeyResolver(item.apiKey, jwtFollows);
+      }
+      return jwtResolver(item.jwt, known);
+    });
+  }
+
+  async resolve(headers: Headers, peer: string | undefined): Promise<TenantDecision> {
+    let untrustedHeader = false;
+    for (const resolver of this.#resolvers) {
+      const outcome = await resolver.resolve(headers, peer);
+      if (outcome.kind === 'identified')
+        return { ok: true, tenant: outcome.tenant, via: outcome.via, untrustedHeader };
+      if (outcome.kind === 'rejected') {
+        return {
+          ok: false,
+          status: 401,
+          message: outcome.message,
+          wwwAuthenticate: outcome.wwwAuthenticate,
+          untrustedHeader,
+        };
+      }
+      if (outcome.untrustedHeader) untrustedHeader = true;
+    }
+    if (this.tenancy.requireIdentified) {
+      return {
+        ok: false,
+        status: 401,
+        message:
+          'This mcp-edge serves identified tenants only, and the request carries no credential it accepts',
+        wwwAuthenticate: 'Bearer',
+        untrustedHeader,
+      };
+    }
+    return { ok: true, tenant: this.tenancy.default, via: 'default', untrustedHeader };
+  }
+}
