@@ -519,15 +519,26 @@ export async function loadConfigFile(
 export const COMMAND_LINE_SOURCE = '<command line>';
 
 /** The config of `mcp-edge --upstream URL [--port N]`: built-in defaults around one upstream. */
-export function defaultConfig(overrides: { upstreamUrl: string; port?: number }): EdgeConfig {
+export function defaultConfig(overrides: {
+  upstreamUrl: string;
+  port?: number;
+  metricsPort?: number;
+}): EdgeConfig {
   const input = {
     upstream: { url: overrides.upstreamUrl },
     ...(overrides.port !== undefined ? { listen: { port: overrides.port } } : {}),
+    ...(overrides.metricsPort !== undefined ? { metrics: { port: overrides.metricsPort } } : {}),
   };
   const result = edgeConfigSchema.safeParse(input, { reportInput: true });
   if (!result.success) {
     const flagOf = (keyPath: string): string =>
-      keyPath === 'upstream.url' ? '--upstream' : keyPath === 'listen.port' ? '--port' : keyPath;
+      keyPath === 'upstream.url'
+        ? '--upstream'
+        : keyPath === 'listen.port'
+          ? '--port'
+          : keyPath === 'metrics.port'
+            ? '--metrics-port'
+            : keyPath;
     throw new ConfigError(
       COMMAND_LINE_SOURCE,
       result.error.issues.map((issue) => ({

@@ -11,6 +11,8 @@ export interface ChildExit {
 }
 
 export interface SpawnOptions {
+  /** Give the child a writable stdin (child.stdin); otherwise it reads nothing. */
+  stdin?: boolean;
   /** Added to (and overriding) the parent's environment. */
   env?: Record<string, string | undefined>;
   /** Default: the repository root. */
@@ -50,7 +52,7 @@ export function spawnNode(args: string[], opts: SpawnOptions = {}): ChildHandle 
   const child = spawn(process.execPath, args, {
     cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error(`could not spawn node ${args.join(' ')}`);
   const output: Record<StreamName, string> = { stdout: '', stderr: '' };

@@ -1,0 +1,187 @@
+// The error contract (design.md section 3). Every error body mcp-edge sends is built here.
+import type { JsonRpcId, LimitViolation } from './types.js';
+
+/** A request refused whole (it never reached the upstream). */
+export const CODE_REQUEST_REFUSED = -32600;
+/** A response (or upstream exchange) that could not be delivered. Outside -32000..-32099 on purpose: the SDKs use that range. */
+export const CODE_RESPONSE_UNDELIVERABLE = -32603;
+
+export type EdgeErrorReason =
+  | 'limit_exceeded'
+  | 'upstream_unreachable'
+  | 'upstream_timeout'
+  | 'upstream_failed'
+  | 'invalid_request'
+  | 'unauthenticated'
+  | 'forbidden_host'
+  | 'forbidden_origin'
+  | 'method_not_allowed'
+  | 'pagination_bound_exceeded'
+  | 'shutting_down';
+
+export interface JsonRpcErrorMessage {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  error: { code: number; message: string; data: Record<string, unknown> };
+}
+
+/** An HTTP answer built by the edge itself: status, headers and a serialized body. */
+export interface EdgeHttpError {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/** Sizes in messages: exact bytes first (what operators compare with the config), readable units after. */
+export function describeBytes(bytes: number): string {
+  const units = ['KiB', 'MiB', 'GiB'] as const;
+  let value = bytes;
+  let unit = '';
+  for (const u of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = u;
+  }
+  const exact = `${bytes.toLocaleString('en-US')} bytes`;
+  return unit === '' ? exact : `${exact} (${value.toFixed(value < 10 ? 2 : 1)} ${unit})`;
+}
+
+function subjectOf(v: LimitViolation): string {
+  if (v.tool !== undefined) return `tools/call "${v.tool}"`;
+  return v.method ?? 'message';
+}
+
+/** One readable sentence naming the limit, the size and the limit. */
+export function limitMessage(v: LimitViolation): string {
+  const size = v.observedBytesIsLowerBound
+    ? `at least ${describeBytes(v.observedBytes)}`
+    : describeBytes(v.observedBytes);
+  const what =
+    v.limit === 'request.maxBodyBytes'
+      ? 'Request body'
+      : v.direction === 'request'
+        ? `Request message (${subjectOf(v)})`
+        : `Response message (${subjectOf(v)})`;
+  return `${what} is ${size}, over the ${v.limit} limit of ${describeBytes(v.limitBytes)} set by the mcp-edge operator for tenant "${v.tenant}"`;
+}
+
+export function limitErrorData(v: LimitViolation): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    reason: 'limit_exceeded',
+    direction: v.direction,
+    limit: v.limit,
+    limitBytes: v.limitBytes,
+    observedBytes: v.observedBytes,
+    observedBytesIsLowerBound: v.observedBytesIsLowerBound,
+    tenant: v.tenant,
+  };
+  if (v.method !== undefined) data.method = v.method;
+  if (v.tool !== undefined) data.tool = v.tool;
+  data.enforcedBy = 'mcp-edge';
+  return data;
+}
+
+/** The JSON-RPC error that stands in for a message over a ceiling. */
+export function limitErrorMessage(v: LimitViolation): JsonRpcErrorMessage {
+  return {
+    jsonrpc: '2.0',
+    id: v.id,
+    error: {
+      code: v.direction === 'request' ? CODE_REQUEST_REFUSED : CODE_RESPONSE_UNDELIVERABLE,
+      message: limitMessage(v),
+      data: limitErrorData(v),
+    },
+  };
+}
+
+/** A request over a ceiling: 413 with the JSON-RPC error. SDK clients surface it as a transport error carrying this body. */
+export function requestRefusal(v: LimitViolation): EdgeHttpError {
+  return { status: 413, headers: { ...JSON_HEADERS }, body: JSON.stringify(limitErrorMessage(v)) };
+}
+
+/** An SSE event that replaces an oversized one. Keeps the event id so a resuming client does not replay from before it. */
+export function sseErrorEvent(message: JsonRpcErrorMessage | object, eventId?: string): string {
+  const idLine = eventId !== undefined && !/[\r\n]/.test(eventId) ? `id: ${eventId}\n` : '';
+  return `${idLine}event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/** The in-band notice a client gets when a notification or server request towards it was dropped for its size. */
+export function droppedMessageNotice(v: LimitViolation, droppedKind: 'notification' | 'request'): object {
+  return {
+    jsonrpc: '2.0',
+    method: 'notifications/message',
+    params: {
+      level: 'warning',
+      logger: 'mcp-edge',
+      data: {
+        message: `mcp-edge dropped a ${droppedKind}${v.method ? ` (${v.method})` : ''} on its way to the client. ${limitMessage(v)}`,
+        ...limitErrorData(v),
+      },
+    },
+  };
+}
+
+export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'failed';
+
+/** The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error. */
+export function upstreamFailure(
+  kind: UpstreamFailureKind,
+  id: JsonRpcId,
+  detail: string,
+  upstream: string,
+): EdgeHttpError {
+  const status = kind === 'timeout' ? 504 : 502;
+  const reason: EdgeErrorReason =
+    kind === 'timeout'
+      ? 'upstream_timeout'
+      : kind === 'unreachable'
+        ? 'upstream_unreachable'
+        : 'upstream_failed';
+  const summary =
+    kind === 'timeout'
+      ? 'The MCP server behind mcp-edge did not answer in time'
+      : kind === 'unreachable'
+        ? 'The MCP server behind mcp-edge is unreachable'
+        : 'The exchange with the MCP server behind mcp-edge failed';
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_RESPONSE_UNDELIVERABLE,
+      message: `${summary}: ${detail}`,
+      data: { reason, upstream, detail, enforcedBy: 'mcp-edge' },
+    },
+  };
+  return { status, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+}
+
+/** A JSON-RPC error for a pending request whose answer was lost with the upstream stream. */
+export function lostResponseMessage(id: JsonRpcId, detail: string): JsonRpcErrorMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_RESPONSE_UNDELIVERABLE,
+      message: `The response was lost: ${detail}`,
+      data: { reason: 'upstream_failed', detail, enforcedBy: 'mcp-edge' },
+    },
+  };
+}
+
+/** Anything else the edge refuses itself (bad input, forbidden Host/Origin, wrong method). */
+export function edgeRefusal(
+  status: number,
+  reason: EdgeErrorReason,
+  message: string,
+  id: JsonRpcId = null,
+  extra: Record<string, string> = {},
+): EdgeHttpError {
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: { code: CODE_REQUEST_REFUSED, message, data: { reason, enforcedBy: 'mcp-edge' } },
+  };
+  return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify(body) };
+}

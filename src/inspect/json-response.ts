@@ -1,0 +1,109 @@
+// Inspects an application/json response: held up to the ceiling that can apply to it, then forwarded
+// byte for byte, or answered with a JSON-RPC error for the same id (HTTP 200: SDK clients surface only
+// a 2xx JSON-RPC error to the caller with its code and data).
+import type { JsonRpcErrorMessage } from '../core/errors.js';
+import { EnvelopeHeadScanner } from '../core/json-scan.js';
+import { parseJsonRpcBody } from '../core/jsonrpc.js';
+import type { JsonRpcId } from '../core/types.js';
+import { type JudgeContext, judgeMessage, judgeOversized } from './message-verdict.js';
+import { decodeUtf8 } from './sse-response.js';
+
+export type JsonBodyOutcome =
+  | { action: 'forward'; body: Uint8Array }
+  | { action: 'replace'; body: string; toUpstream: JsonRpcErrorMessage[] };
+
+export class JsonResponseInspector {
+  readonly #chunks: Uint8Array[] = [];
+  #held = 0;
+  #scanner: EnvelopeHeadScanner | undefined;
+
+  /**
+   * holdBytes: the ceiling of the answer this exchange waits for (sum over a batch; null: none).
+   * waiting: ids of the requests this response answers, for answers too large to read to their id.
+   */
+  constructor(
+    private readonly ctx: JudgeContext,
+    private readonly holdBytes: number | null,
+    private readonly waiting: JsonRpcId[],
+  ) {}
+
+  get heldBytes(): number {
+    return this.#held;
+  }
+
+  /** Adds a chunk; false once the body is larger than anything it may be (the caller stops reading). */
+  push(chunk: Uint8Array): boolean {
+    this.#held += chunk.length;
+    if (this.#scanner !== undefined) {
+      this.#scanner.push(chunk);
+      return true;
+    }
+    this.#chunks.push(chunk);
+    return this.holdBytes === null || this.#held <= this.holdBytes;
+  }
+
+  /** The whole body arrived within the hold bound. */
+  finish(): JsonBodyOutcome {
+    const body = Buffer.concat(this.#chunks);
+    const parsed = parseJsonRpcBody(body);
+    if (!parsed.ok) {
+      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
+      return { action: 'forward', body };
+    }
+    const parts: string[] = [];
+    const toUpstream: JsonRpcErrorMessage[] = [];
+    let changed = false;
+    for (const message of parsed.messages) {
+      const verdict = judgeMessage(this.ctx, message.bytes, message.value);
+      if (verdict.action === 'forward') {
+        parts.push(decodeUtf8(message.bytes));
+      } else if (verdict.action === 'replace') {
+        changed = true;
+        parts.push(JSON.stringify(verdict.replacement));
+      } else {
+        // Only a response may sit in a JSON body; anything else was dropped, and the client is told.
+        changed = true;
+        parts.push(JSON.stringify(verdict.notice));
+        if (verdict.answerToSender !== undefined) toUpstream.push(verdict.answerToSender);
+      }
+    }
+    if (!changed) return { action: 'forward', body };
+    return { action: 'replace', body: parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? ''), toUpstream };
+  }
+
+  /**
+   * The body outgrew the hold bound (enforce mode): the answer cannot be delivered. Every request it
+   * answers gets the limit error; the read part was at least this large.
+   */
+  overflow(): JsonBodyOutcome {
+    const errors: string[] = [];
+    for (const id of this.waiting.length > 0 ? this.waiting : [null]) {
+      const verdict = judgeOversized(
+        this.ctx,
+        { id: id ?? undefined, method: undefined, hasResult: true, hasError: false },
+        this.#held,
+        true,
+      );
+      if (verdict.action === 'replace') errors.push(JSON.stringify(verdict.replacement));
+    }
+    this.#chunks.length = 0;
+    const body =
+      errors.length === 1 || this.waiting.length <= 1 ? (errors[0] ?? '') : `[${errors.join(',')}]`;
+    return { action: 'replace', body, toUpstream: [] };
+  }
+
+  /** Observe mode: the body is larger than any ceiling; it is streamed on while its id is scanned for the record. */
+  startPassThrough(): Uint8Array[] {
+    const held = this.#chunks.splice(0);
+    this.#scanner = new EnvelopeHeadScanner();
+    for (const chunk of held) this.#scanner.push(chunk);
+    return held;
+  }
+
+  /** Observe mode: the passed-through body ended. */
+  endPassThrough(): void {
+    if (this.#scanner === undefined) return;
+    judgeOversized(this.ctx, this.#scanner.snapshot(), this.#held, false);
+    this.#scanner = undefined;
+  }
+}

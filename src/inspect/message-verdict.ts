@@ -1,0 +1,185 @@
+// The decision for one complete JSON-RPC message: forward it untouched, replace it whole with an error
+// for the same id, or drop it (with a notice) when it has no id to answer. One place for that rule.
+import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
+import { classifyMessage } from '../core/jsonrpc.js';
+import { resolveLimits } from '../core/limits.js';
+import { measureMessage } from '../core/measure.js';
+import type {
+  Direction,
+  JsonRpcId,
+  LimitMode,
+  LimitPolicy,
+  LimitViolation,
+  MessageKind,
+  MessageMeasurement,
+  MessageSubject,
+} from '../core/types.js';
+import type { InspectionObserver } from './observer.js';
+import type { PendingRequests } from './pending-requests.js';
+
+/** Everything needed to judge the messages of one exchange in one direction. */
+export interface JudgeContext {
+  direction: Direction;
+  tenant: string;
+  policy: LimitPolicy;
+  mode: LimitMode;
+  observer: InspectionObserver;
+  /** Requests this exchange forwarded, answered by messages in this direction. */
+  answered: PendingRequests | undefined;
+  /** The same for the whole session (GET and resumed streams), when there is a session. */
+  answeredInSession: PendingRequests | undefined;
+  /** Where requests seen in this direction are remembered, so their answers can be attributed. */
+  remember: ((id: JsonRpcId, subject: MessageSubject) => void) | undefined;
+}
+
+export type Verdict =
+  | { action: 'forward' }
+  | { action: 'replace'; replacement: JsonRpcErrorMessage; violation: LimitViolation }
+  | {
+      action: 'drop';
+      violation: LimitViolation;
+      /** A small warning for the receiving side, so the drop is never silent. */
+      notice: object;
+      /** For a dropped request: the error the sender gets for its id, so it does not wait forever. */
+      answerToSender: JsonRpcErrorMessage | undefined;
+    };
+
+const FORWARD: Verdict = { action: 'forward' };
+
+function subjectFor(
+  ctx: JudgeContext,
+  kind: MessageKind,
+  id: JsonRpcId | undefined,
+  own: MessageSubject,
+): MessageSubject {
+  if ((kind === 'result' || kind === 'error') && id !== undefined) {
+    return (
+      ctx.answered?.take(id) ?? ctx.answeredInSession?.take(id) ?? { method: undefined, tool: undefined }
+    );
+  }
+  return own;
+}
+
+/** The ceiling that applies to a message of this subject, in bytes (null: none). */
+export function messageCeiling(ctx: JudgeContext, subject: MessageSubject): number | null {
+  const limits = resolveLimits(ctx.policy, {
+    tenant: ctx.tenant,
+    method: subject.method,
+    tool: subject.tool,
+  });
+  return ctx.direction === 'request'
+    ? limits.request.maxMessageBytes.bytes
+    : limits.response.maxMessageBytes.bytes;
+}
+
+function verdictFor(
+  ctx: JudgeContext,
+  kind: MessageKind,
+  id: JsonRpcId | undefined,
+  subject: MessageSubject,
+  observedBytes: number,
+  lowerBound: boolean,
+): Verdict {
+  const limitBytes = messageCeiling(ctx, subject);
+  if (limitBytes === null || observedBytes <= limitBytes) return FORWARD;
+  const violation: LimitViolation = {
+    limit: ctx.direction === 'request' ? 'request.maxMessageBytes' : 'response.maxMessageBytes',
+    direction: ctx.direction,
+    limitBytes,
+    observedBytes,
+    observedBytesIsLowerBound: lowerBound,
+    tenant: ctx.tenant,
+    method: subject.method,
+    tool: subject.tool,
+    id: id ?? null,
+  };
+  if (ctx.mode === 'observe') {
+    ctx.observer.limitExceeded(violation, 'observed');
+    return FORWARD;
+  }
+  ctx.observer.limitExceeded(violation, 'rejected');
+  if (kind === 'notification' || kind === 'request') {
+    const dropped = kind === 'request' ? 'request' : 'notification';
+    return {
+      action: 'drop',
+      violation,
+      notice: droppedMessageNotice(violation, dropped),
+      answerToSender: kind === 'request' ? limitErrorMessage(violation) : undefined,
+    };
+  }
+  return { action: 'replace', replacement: limitErrorMessage(violation), violation };
+}
+
+function rememberRequest(
+  ctx: JudgeContext,
+  kind: MessageKind,
+  id: JsonRpcId | undefined,
+  own: MessageSubject,
+): void {
+  if (kind === 'request' && id !== undefined && ctx.remember !== undefined) ctx.remember(id, own);
+}
+
+/** Judge a complete message that was held in memory. `value` is its JSON.parse result. */
+export function judgeMessage(ctx: JudgeContext, bytes: Uint8Array, value: unknown): Verdict {
+  const c = classifyMessage(value);
+  const own: MessageSubject = { method: c.method, tool: c.tool };
+  const subject = subjectFor(ctx, c.kind, c.id, own);
+  const measurement = measureMessage(bytes, value, subject);
+  ctx.observer.message(ctx.direction, measurement, subject);
+  rememberRequest(ctx, c.kind, c.id, own);
+  return verdictFor(ctx, c.kind, c.id, subject, bytes.length, false);
+}
+
+/** What a streaming scan of an oversized message could tell without holding it. */
+export interface OversizedHead {
+  id: JsonRpcId | undefined;
+  method: string | undefined;
+  hasResult: boolean;
+  hasError: boolean;
+}
+
+function kindOfHead(head: OversizedHead): MessageKind {
+  if (head.method !== undefined) return head.id === undefined ? 'notification' : 'request';
+  if (head.hasResult) return 'result';
+  if (head.hasError) return 'error';
+  return 'invalid';
+}
+
+/**
+ * Judge a message that was too large to hold: only its size and the members a streaming scan recovered
+ * are known. A tools/call request's tool name is not recovered here (it is not needed: the request direction
+ * refuses the whole body, and a server never sends tools/call).
+ */
+export function judgeOversized(
+  ctx: JudgeContext,
+  head: OversizedHead,
+  observedBytes: number,
+  lowerBound: boolean,
+): Verdict {
+  let kind = kindOfHead(head);
+  let id = head.id;
+  // An answer whose id could not be recovered: if exactly one request is waiting on this exchange, it is that one.
+  if (kind === 'invalid' || ((kind === 'result' || kind === 'error') && id === undefined)) {
+    const waiting = ctx.answered?.keys() ?? [];
+    if (waiting.length === 1 && head.method === undefined) {
+      const key = waiting[0]!;
+      id = key.startsWith('s:') ? key.slice(2) : Number(key.slice(2));
+      kind = 'result';
+    }
+  }
+  const own: MessageSubject = { method: head.method, tool: undefined };
+  const subject = subjectFor(ctx, kind, id, own);
+  const measurement: MessageMeasurement = {
+    envelopeBytes: observedBytes,
+    kind,
+    id,
+    method: head.method,
+    tool: undefined,
+    channels: undefined,
+    duplicatedBytes: 0,
+    estimatedTokens: Math.ceil(observedBytes / 4),
+  };
+  ctx.observer.message(ctx.direction, measurement, subject);
+  rememberRequest(ctx, kind, id, own);
+  return verdictFor(ctx, kind, id, subject, observedBytes, lowerBound);
+}

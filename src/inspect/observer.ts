@@ -1,0 +1,61 @@
+// What the inspectors report while they work. The metrics registry and the exchange log implement it;
+// the inspectors never know which.
+import type { Direction, LimitViolation, MessageMeasurement, MessageSubject } from '../core/types.js';
+
+export type LimitAction = 'rejected' | 'observed';
+
+export interface InspectionObserver {
+  /** Every complete JSON-RPC message seen, in either direction. `subject` is what it is about (its own method, or the request it answers). */
+  message(direction: Direction, measurement: MessageMeasurement, subject: MessageSubject): void;
+  /** A ceiling tripped: `rejected` when enforced, `observed` in observe mode. */
+  limitExceeded(violation: LimitViolation, action: LimitAction): void;
+  /** A message that is not JSON-RPC (not JSON, or not a JSON-RPC shape); it is forwarded as it is. */
+  unparsable(direction: Direction, bytes: number, reason: string): void;
+}
+
+/** Fans one observation out to several observers (log summary, metrics). */
+export function combineObservers(...observers: InspectionObserver[]): InspectionObserver {
+  return {
+    message: (d, m, s) => {
+      for (const o of observers) o.message(d, m, s);
+    },
+    limitExceeded: (v, a) => {
+      for (const o of observers) o.limitExceeded(v, a);
+    },
+    unparsable: (d, b, r) => {
+      for (const o of observers) o.unparsable(d, b, r);
+    },
+  };
+}
+
+/** The per-exchange summary that ends up in the exchange's log line. */
+export class ExchangeSummary implements InspectionObserver {
+  requestMessages = 0;
+  responseMessages = 0;
+  largestResponseMessage = 0;
+  methods = new Set<string>();
+  tools = new Set<string>();
+  violations: { limit: string; action: LimitAction; observedBytes: number; id: unknown }[] = [];
+  unparsableMessages = 0;
+
+  message(direction: Direction, m: MessageMeasurement, subject: MessageSubject): void {
+    if (direction === 'request') {
+      this.requestMessages++;
+      if (subject.method !== undefined && this.methods.size < 16) this.methods.add(subject.method);
+      if (subject.tool !== undefined && this.tools.size < 16) this.tools.add(subject.tool);
+    } else {
+      this.responseMessages++;
+      if (m.envelopeBytes > this.largestResponseMessage) this.largestResponseMessage = m.envelopeBytes;
+    }
+  }
+
+  limitExceeded(v: LimitViolation, action: LimitAction): void {
+    if (this.violations.length < 16) {
+      this.violations.push({ limit: v.limit, action, observedBytes: v.observedBytes, id: v.id });
+    }
+  }
+
+  unparsable(): void {
+    this.unparsableMessages++;
+  }
+}

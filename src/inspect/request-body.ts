@@ -1,0 +1,96 @@
+// Judges a client's request body (already read, within the body ceiling) before it goes upstream:
+// every message is measured and checked; one message over its ceiling refuses the body whole (413).
+import { type EdgeHttpError, edgeRefusal, requestRefusal } from '../core/errors.js';
+import { parseJsonRpcBody } from '../core/jsonrpc.js';
+import { resolveLimits } from '../core/limits.js';
+import type { JsonRpcId, LimitViolation, MessageSubject } from '../core/types.js';
+import { type JudgeContext, judgeMessage } from './message-verdict.js';
+
+export type RequestBodyVerdict =
+  | { ok: true; batch: boolean; ids: JsonRpcId[]; subjects: MessageSubject[] }
+  | { ok: false; refusal: EdgeHttpError };
+
+/** Violation of request.maxBodyBytes, for a body refused by its Content-Length or cut off at the ceiling. */
+export function bodyViolation(
+  ctx: Pick<JudgeContext, 'tenant'>,
+  limitBytes: number,
+  observedBytes: number,
+  lowerBound: boolean,
+  hint: MessageSubject,
+  id: JsonRpcId | undefined,
+): LimitViolation {
+  return {
+    limit: 'request.maxBodyBytes',
+    direction: 'request',
+    limitBytes,
+    observedBytes,
+    observedBytesIsLowerBound: lowerBound,
+    tenant: ctx.tenant,
+    method: hint.method,
+    tool: hint.tool,
+    id: id ?? null,
+  };
+}
+
+/** A POST body that was read completely. */
+export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestBodyVerdict {
+  const parsed = parseJsonRpcBody(bytes);
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      refusal: edgeRefusal(400, 'invalid_request', `Request body is not valid JSON: ${parsed.error}`),
+    };
+  }
+  if (parsed.messages.length === 0) {
+    return {
+      ok: false,
+      refusal: edgeRefusal(400, 'invalid_request', 'Request body is an empty JSON-RPC batch'),
+    };
+  }
+  const invalid = parsed.messages.find((m) => m.kind === 'invalid');
+  if (invalid !== undefined) {
+    return {
+      ok: false,
+      refusal: edgeRefusal(
+        400,
+        'invalid_request',
+        'Request body holds a message that is not JSON-RPC 2.0 (it needs "jsonrpc":"2.0" and a method, result or error)',
+        invalid.id ?? null,
+      ),
+    };
+  }
+
+  // A single message may have its own body ceiling (per method or tool); a batch counts whole under the tenant's.
+  const single = parsed.batch ? undefined : parsed.messages[0];
+  const bodyLimit = resolveLimits(ctx.policy, {
+    tenant: ctx.tenant,
+    method: single?.method,
+    tool: single?.tool,
+  }).request.maxBodyBytes.bytes;
+  if (bodyLimit !== null && bytes.length > bodyLimit) {
+    const v = bodyViolation(
+      ctx,
+      bodyLimit,
+      bytes.length,
+      false,
+      { method: single?.method, tool: single?.tool },
+      single?.id,
+    );
+    ctx.observer.limitExceeded(v, ctx.mode === 'observe' ? 'observed' : 'rejected');
+    if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
+  }
+
+  const ids: JsonRpcId[] = [];
+  const subjects: MessageSubject[] = [];
+  let refusal: EdgeHttpError | undefined;
+  for (const message of parsed.messages) {
+    const verdict = judgeMessage(ctx, message.bytes, message.value);
+    if (verdict.action !== 'forward' && refusal === undefined) refusal = requestRefusal(verdict.violation);
+    if (message.kind === 'request' && message.id !== undefined) {
+      ids.push(message.id);
+      subjects.push({ method: message.method, tool: message.tool });
+    }
+  }
+  if (refusal !== undefined) return { ok: false, refusal };
+  return { ok: true, batch: parsed.batch, ids, subjects };
+}

@@ -1,0 +1,196 @@
+// Inspects an SSE response stream: every event is forwarded byte for byte as soon as it completes,
+// or replaced whole by an error event for the same id; never cut, never re-serialized.
+import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
+import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
+import { SseFramer, type SseItem } from '../core/sse-framer.js';
+import { type JudgeContext, judgeMessage, judgeOversized, type Verdict } from './message-verdict.js';
+
+export interface InspectorOutput {
+  /** Bytes for the client, in order. */
+  toClient: (Uint8Array | string)[];
+  /** JSON-RPC errors the upstream must receive (answers to server requests that were dropped). */
+  toUpstream: JsonRpcErrorMessage[];
+}
+
+export function decodeUtf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
+export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(decodeUtf8(bytes)) };
+  } catch {
+    return undefined;
+  }
+}
+
+export class SseResponseInspector {
+  readonly #framer: SseFramer;
+  #scanner: EnvelopeHeadScanner | undefined;
+  #lastWasCr = false;
+
+  /** holdBytes: the largest ceiling any message of this stream can have (null: no ceiling anywhere). */
+  constructor(
+    private readonly ctx: JudgeContext,
+    holdBytes: number | null,
+    /** Called once per event that carries data (for the events counter). */
+    private readonly onEvent?: () => void,
+  ) {
+    this.#framer = new SseFramer({ maxDataBytes: holdBytes ?? Number.POSITIVE_INFINITY });
+  }
+
+  get heldBytes(): number {
+    return this.#framer.heldBytes;
+  }
+
+  push(chunk: Uint8Array): InspectorOutput {
+    const out: InspectorOutput = { toClient: [], toUpstream: [] };
+    const items = this.#framer.push(chunk);
+    if (this.ctx.mode === 'observe') {
+      // Observe mode forwards the stream as it arrives; framing only feeds the measurements.
+      out.toClient.push(chunk);
+      for (const item of items) this.#handle(item, { toClient: [], toUpstream: [] });
+      return out;
+    }
+    for (const item of items) this.#handle(item, out);
+    return out;
+  }
+
+  end(): InspectorOutput {
+    const out: InspectorOutput = { toClient: [], toUpstream: [] };
+    const sink = this.ctx.mode === 'observe' ? { toClient: [], toUpstream: [] } : out;
+    for (const item of this.#framer.end()) this.#handle(item, sink);
+    return out;
+  }
+
+  /**
+   * The framer ends a CRLF block at its last CR (so CR-only streams are never delayed); the LF then opens
+   * the next block. A replacement of that next block starts with the LF, so the bytes before it stay exact.
+   */
+  #emit(out: InspectorOutput, piece: Uint8Array | string, replacing: boolean): void {
+    if (replacing && this.#lastWasCr) out.toClient.push('\n');
+    out.toClient.push(piece);
+    this.#lastWasCr =
+      typeof piece === 'string' ? piece.endsWith('\r') : piece.length > 0 && piece[piece.length - 1] === 0x0d;
+  }
+
+  #handle(item: SseItem, out: InspectorOutput): void {
+    switch (item.type) {
+      case 'event':
+        if (item.data === null) {
+          this.#emit(out, item.raw, false);
+        } else {
+          this.onEvent?.();
+          this.#handleEvent(item.raw, item.data, item.id, out);
+        }
+        return;
+      case 'tail':
+        this.#emit(out, item.raw, false);
+        return;
+      case 'oversized-start':
+        this.#scanner = new EnvelopeHeadScanner();
+        this.#scanner.push(item.heldData);
+        return;
+      case 'oversized-data':
+        this.#scanner?.push(item.data);
+        return;
+      case 'oversized-end': {
+        if (item.hadData) this.onEvent?.();
+        const scanner = this.#scanner;
+        this.#scanner = undefined;
+        if (!item.hadData || scanner === undefined) {
+          // A block of comments and fields larger than any message may be: nothing a client can use.
+          this.ctx.observer.unparsable(this.ctx.direction, item.rawBytes, 'oversized SSE block without data');
+          return;
+        }
+        const head = scanner.snapshot();
+        const verdict = judgeOversized(this.ctx, head, item.dataBytes, false);
+        if (verdict.action === 'forward') {
+          // Within its ceiling, but framed with more overhead than the edge holds: it cannot be sent whole.
+          this.ctx.observer.unparsable(
+            this.ctx.direction,
+            item.rawBytes,
+            'SSE event framing larger than the edge holds',
+          );
+          const lost = lostResponseMessage(head.id ?? null, 'its SSE framing was larger than mcp-edge holds');
+          if (head.method === undefined) this.#emit(out, sseErrorEvent(lost, item.id), true);
+          return;
+        }
+        this.#apply(verdict, undefined, item.id, out);
+        return;
+      }
+    }
+  }
+
+  #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: InspectorOutput): void {
+    const parsed = parseJson(data);
+    if (parsed === undefined) {
+      this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');
+      this.#emit(out, raw, false);
+      return;
+    }
+    if (!Array.isArray(parsed.value)) {
+      this.#apply(judgeMessage(this.ctx, data, parsed.value), raw, eventId, out);
+      return;
+    }
+    this.#handleBatchEvent(raw, data, parsed.value, eventId, out);
+  }
+
+  /** A batch inside one event (2025-03-26): oversized elements are replaced or dropped, the others kept as sent. */
+  #handleBatchEvent(
+    raw: Uint8Array,
+    data: Uint8Array,
+    values: unknown[],
+    eventId: string | undefined,
+    out: InspectorOutput,
+  ): void {
+    const split = splitTopLevel(data);
+    if (!split.ok || split.spans.length !== values.length) {
+      this.#emit(out, raw, false);
+      return;
+    }
+    const kept: string[] = [];
+    let changed = false;
+    split.spans.forEach(([start, end], i) => {
+      const verdict = judgeMessage(this.ctx, data.subarray(start, end), values[i]);
+      if (verdict.action === 'forward') {
+        kept.push(decodeUtf8(data.subarray(start, end)));
+        return;
+      }
+      changed = true;
+      if (verdict.action === 'replace') {
+        kept.push(JSON.stringify(verdict.replacement));
+      } else {
+        this.#emit(out, sseErrorEvent(verdict.notice), true);
+        if (verdict.answerToSender !== undefined) out.toUpstream.push(verdict.answerToSender);
+      }
+    });
+    if (!changed) {
+      this.#emit(out, raw, false);
+    } else if (kept.length > 0) {
+      const idLine = eventId !== undefined ? `id: ${eventId}\n` : '';
+      this.#emit(out, `${idLine}event: message\ndata: [${kept.join(',')}]\n\n`, true);
+    }
+  }
+
+  #apply(
+    verdict: Verdict,
+    raw: Uint8Array | undefined,
+    eventId: string | undefined,
+    out: InspectorOutput,
+  ): void {
+    switch (verdict.action) {
+      case 'forward':
+        if (raw !== undefined) this.#emit(out, raw, false);
+        return;
+      case 'replace':
+        this.#emit(out, sseErrorEvent(verdict.replacement, eventId), true);
+        return;
+      case 'drop':
+        this.#emit(out, sseErrorEvent(verdict.notice, eventId), true);
+        if (verdict.answerToSender !== undefined) out.toUpstream.push(verdict.answerToSender);
+        return;
+    }
+  }
+}

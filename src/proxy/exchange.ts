@@ -1,0 +1,154 @@
+// One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
+// and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
+import { limitPolicyOf } from '../config/load.js';
+import type { EdgeConfig } from '../config/schema.js';
+import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
+import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
+import type { JudgeContext } from '../inspect/message-verdict.js';
+import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
+import { PendingRequests, type SessionRegistry } from '../inspect/pending-requests.js';
+import { TenantResolver } from '../tenancy/tenant-resolver.js';
+
+/** Everything a reload may change, swapped whole: an exchange keeps the runtime it started with. */
+export interface EdgeRuntime {
+  policy: LimitPolicy;
+  defaultTenant: string;
+  tenants: TenantResolver;
+  allowedHosts: readonly string[];
+  allowedOrigins: readonly string[];
+  /** Headers that carry the edge's own credentials (API keys): they stop at the edge. */
+  edgeCredentialHeaders: readonly string[];
+  /** Largest ceilings per tenant, computed once per runtime (they bound what the edge holds). */
+  holdCache: Map<string, { response: number | null; requestBody: number | null }>;
+}
+
+export function runtimeOf(config: EdgeConfig): EdgeRuntime {
+  return {
+    policy: limitPolicyOf(config),
+    defaultTenant: config.tenancy.default,
+    tenants: new TenantResolver(config.tenancy, Object.keys(config.tenants)),
+    allowedHosts: config.server.allowedHosts,
+    allowedOrigins: config.server.allowedOrigins,
+    edgeCredentialHeaders: config.tenancy.resolve.flatMap((r) =>
+      'apiKey' in r && r.apiKey.header !== 'authorization' ? [r.apiKey.header] : [],
+    ),
+    holdCache: new Map(),
+  };
+}
+
+export function holdBounds(
+  runtime: EdgeRuntime,
+  tenant: string,
+): { response: number | null; requestBody: number | null } {
+  let bounds = runtime.holdCache.get(tenant);
+  if (bounds === undefined) {
+    bounds = {
+      response: maxResponseCeiling(runtime.policy, tenant),
+      requestBody: maxRequestBodyCeiling(runtime.policy, tenant),
+    };
+    runtime.holdCache.set(tenant, bounds);
+  }
+  return bounds;
+}
+
+export interface Exchange {
+  runtime: EdgeRuntime;
+  tenant: string;
+  mode: LimitMode;
+  sessionId: string | undefined;
+  /** Requests in this exchange's body, waiting for answers on its response. */
+  pending: PendingRequests;
+  /** Their ids in order (a JSON answer too large to read is answered for these). */
+  waiting: JsonRpcId[];
+  summary: ExchangeSummary;
+  observer: InspectionObserver;
+  startedAt: bigint;
+  requestBytes: number;
+  responseBytes: number;
+  upstreamStatus: number | undefined;
+  upstreamSentAt: bigint | undefined;
+  outcome: string;
+}
+
+const MAX_PENDING_PER_EXCHANGE = 10_000;
+const PENDING_TTL_MS = 60 * 60 * 1000;
+
+export function startExchange(
+  runtime: EdgeRuntime,
+  tenant: string,
+  sessionId: string | undefined,
+  observers: InspectionObserver[],
+): Exchange {
+  const summary = new ExchangeSummary();
+  return {
+    runtime,
+    tenant,
+    mode: resolveLimits(runtime.policy, { tenant }).mode.value,
+    sessionId,
+    pending: new PendingRequests(MAX_PENDING_PER_EXCHANGE, PENDING_TTL_MS),
+    waiting: [],
+    summary,
+    observer: combineObservers(summary, ...observers),
+    startedAt: process.hrtime.bigint(),
+    requestBytes: 0,
+    responseBytes: 0,
+    upstreamStatus: undefined,
+    upstreamSentAt: undefined,
+    outcome: 'forwarded',
+  };
+}
+
+/** The judge for messages of this exchange in one direction. */
+export function judgeContext(
+  exchange: Exchange,
+  direction: 'request' | 'response',
+  sessions: SessionRegistry,
+): JudgeContext {
+  const session = exchange.sessionId;
+  const base = {
+    direction,
+    tenant: exchange.tenant,
+    policy: exchange.runtime.policy,
+    mode: exchange.mode,
+    observer: exchange.observer,
+  };
+  if (direction === 'request') {
+    // Requests from the client are answered by the server: remember them for this exchange and its session.
+    return {
+      ...base,
+      answered: undefined,
+      answeredInSession: session !== undefined ? sessions.toClient(session) : undefined,
+      remember: (id: JsonRpcId, subject: MessageSubject) => {
+        exchange.pending.remember(id, subject);
+        exchange.waiting.push(id);
+        if (session !== undefined) sessions.toServer(session).remember(id, subject);
+      },
+    };
+  }
+  return {
+    ...base,
+    answered: exchange.pending,
+    answeredInSession: session !== undefined ? sessions.toServer(session) : undefined,
+    remember:
+      session !== undefined
+        ? (id: JsonRpcId, subject: MessageSubject) => sessions.toClient(session).remember(id, subject)
+        : undefined,
+  };
+}
+
+/** The response ceiling for the answer(s) this exchange waits for; the tenant's largest when unknown. */
+export function responseHoldBytes(exchange: Exchange, subjects: MessageSubject[]): number | null {
+  const largest = holdBounds(exchange.runtime, exchange.tenant).response;
+  if (subjects.length === 0) return largest;
+  let sum = 0;
+  for (const subject of subjects) {
+    const bytes = resolveLimits(exchange.runtime.policy, {
+      tenant: exchange.tenant,
+      method: subject.method,
+      tool: subject.tool,
+    }).response.maxMessageBytes.bytes;
+    if (bytes === null) return null;
+    sum += bytes;
+  }
+  return sum;
+}

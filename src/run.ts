@@ -1,0 +1,156 @@
+// Runs mcp-edge: the proxy, its metrics listener, and config reloads (SIGHUP or a changed file).
+import { isDeepStrictEqual } from 'node:util';
+import pino, { type Logger } from 'pino';
+import {
+  COMMAND_LINE_SOURCE,
+  ConfigError,
+  type LoadedConfig,
+  limitPolicyOf,
+  loadConfigFile,
+} from './config/load.js';
+import type { EdgeConfig } from './config/schema.js';
+import { type FileWatch, watchFile } from './config/watch-file.js';
+import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
+import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
+
+export interface RunningEdge {
+  edge: EdgeServer;
+  url: string;
+  metrics: EdgeMetrics | undefined;
+  metricsUrl: string | undefined;
+  /** Re-reads the config file; an invalid file changes nothing. */
+  reload(): Promise<ReloadResult>;
+  stop(): Promise<void>;
+}
+
+export type ReloadResult =
+  | { ok: true; changed: boolean; restartRequired: string[] }
+  | { ok: false; error: string };
+
+/** Fields that must never reach a log line, wherever they appear. */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'err.config',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino({ level, base: { service: 'mcp-edge' }, redact: REDACT }, destination);
+}
+
+/** Every tenant an exchange can be attributed to: the configured ones and the default. */
+function tenantsOf(config: EdgeConfig): string[] {
+  return [...new Set([config.tenancy.default, ...Object.keys(config.tenants)])];
+}
+
+/** Keys a running edge cannot change without a restart: its listeners and its upstream connection. */
+function restartOnlyChanges(running: EdgeConfig, next: EdgeConfig): string[] {
+  const keys: [string, unknown, unknown][] = [
+    ['listen', running.listen, next.listen],
+    ['upstream', running.upstream, next.upstream],
+    ['metrics', running.metrics, next.metrics],
+    ['server.timeouts', running.server.timeouts, next.server.timeouts],
+    ['server.maxHeaderBytes', running.server.maxHeaderBytes, next.server.maxHeaderBytes],
+  ];
+  return keys.filter(([, a, b]) => !isDeepStrictEqual(a, b)).map(([key]) => key);
+}
+
+export async function startEdge(
+  loaded: LoadedConfig,
+  logger?: Logger,
+  options: { watch?: boolean } = {},
+): Promise<RunningEdge> {
+  const { config } = loaded;
+  const log = logger ?? createLogger(config.logging.level);
+  const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: config.upstream.url }) : undefined;
+  const edge = await createEdgeServer(config, { logger: log, ...(metrics ? { metrics } : {}) });
+  await edge.listen();
+  const address = edge.app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  const url = `http://${host}:${port}${config.listen.path}`;
+
+  let metricsServer: { url: string; close(): Promise<void> } | undefined;
+  if (metrics !== undefined) {
+    metrics.configLoaded(loaded.sha256, loaded.source);
+    metrics.setLimits(limitPolicyOf(config), tenantsOf(config));
+    try {
+      metricsServer = await startMetricsServer(metrics, config.metrics);
+    } catch (err) {
+      await edge.close();
+      throw err;
+    }
+  }
+  log.info(
+    { upstream: config.upstream.url, metrics: metricsServer?.url, configSha256: loaded.sha256 },
+    `mcp-edge serving ${url}`,
+  );
+
+  let current = loaded;
+  const reload = async (): Promise<ReloadResult> => {
+    if (current.source === COMMAND_LINE_SOURCE) return { ok: true, changed: false, restartRequired: [] };
+    let next: LoadedConfig;
+    try {
+      next = await loadConfigFile(current.source);
+    } catch (err) {
+      const error = err instanceof ConfigError ? err.message : String(err);
+      metrics?.configReloaded('failure');
+      log.error({ file: current.source, error }, 'config reload failed; the running config stays in force');
+      return { ok: false, error };
+    }
+    if (next.sha256 === current.sha256) return { ok: true, changed: false, restartRequired: [] };
+    const restartRequired = restartOnlyChanges(current.config, next.config);
+    edge.replacePolicy(next.config);
+    log.level = next.config.logging.level;
+    metrics?.configReloaded('success');
+    metrics?.configLoaded(next.sha256, next.source);
+    metrics?.setLimits(limitPolicyOf(next.config), tenantsOf(next.config));
+    // Listener and upstream changes are reported, not half-applied: the running values stay until a restart.
+    const applied =
+      restartRequired.length === 0 ? next : { ...next, config: keepRestartOnly(current.config, next.config) };
+    current = applied;
+    log.info({ file: next.source, configSha256: next.sha256, restartRequired }, 'config reloaded');
+    if (restartRequired.length > 0) {
+      log.warn({ keys: restartRequired }, 'these config changes take effect only after a restart');
+    }
+    return { ok: true, changed: true, restartRequired };
+  };
+
+  const onHangup = () => void reload();
+  process.on('SIGHUP', onHangup);
+  const watcher: FileWatch | undefined =
+    options.watch !== false && loaded.source !== COMMAND_LINE_SOURCE
+      ? watchFile(loaded.source, onHangup)
+      : undefined;
+
+  return {
+    edge,
+    url,
+    metrics,
+    metricsUrl: metricsServer?.url,
+    reload,
+    async stop() {
+      process.off('SIGHUP', onHangup);
+      watcher?.close();
+      await edge.close();
+      await metricsServer?.close();
+    },
+  };
+}
+
+function keepRestartOnly(running: EdgeConfig, next: EdgeConfig): EdgeConfig {
+  return {
+    ...next,
+    listen: running.listen,
+    upstream: running.upstream,
+    metrics: running.metrics,
+    server: {
+      ...next.server,
+      timeouts: running.server.timeouts,
+      maxHeaderBytes: running.server.maxHeaderBytes,
+    },
+  };
+}

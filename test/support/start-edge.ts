@@ -1,0 +1,79 @@
+// Starts a real mcp-edge in the test process on 127.0.0.1 (ephemeral ports), from YAML, with its log
+// lines captured so tests can read them.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
+import { createLogger, type RunningEdge, startEdge } from '../../src/run.js';
+
+export interface TestEdge extends RunningEdge {
+  /** Parsed JSON log lines, in order. */
+  logs: Record<string, unknown>[];
+  /** The raw log text (for greps). */
+  logText(): string;
+  /** The config file, when the edge was started from one (reload tests rewrite it). */
+  configFile: string | undefined;
+}
+
+export interface TestEdgeOptions {
+  /** Extra lines under `upstream:` (indented two spaces). */
+  upstreamYaml?: string;
+  /** Serve metrics on an ephemeral loopback port. */
+  metrics?: boolean;
+  /** Write the config to a temp file and load it from there, so it can be reloaded. */
+  fromFile?: boolean;
+}
+
+/** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
+export function testEdgeYaml(upstreamUrl: string, yaml = '', extra: TestEdgeOptions = {}): string {
+  return [
+    'listen: { host: 127.0.0.1, port: 0, path: /mcp }',
+    `upstream:\n  url: ${upstreamUrl}${extra.upstreamYaml ? `\n${extra.upstreamYaml}` : ''}`,
+    extra.metrics ? 'metrics: { enabled: true, host: 127.0.0.1, port: 0 }' : 'metrics: { enabled: false }',
+    'logging: { level: info }',
+    yaml,
+  ].join('\n');
+}
+
+/**
+ * `yaml` is appended to a minimal config (listen on 127.0.0.1:0, metrics off, upstream). Give it
+ * top-level keys such as `limits:`; do not repeat `listen`, `upstream` or `metrics`.
+ */
+export async function startTestEdge(
+  upstreamUrl: string,
+  yaml = '',
+  extra: TestEdgeOptions = {},
+): Promise<TestEdge> {
+  const text = testEdgeYaml(upstreamUrl, yaml, extra);
+  let configFile: string | undefined;
+  let loaded: ReturnType<typeof parseConfigText>;
+  if (extra.fromFile) {
+    configFile = join(mkdtempSync(join(tmpdir(), 'mcp-edge-test-')), 'edge.yaml');
+    writeFileSync(configFile, text);
+    loaded = await loadConfigFile(configFile, {});
+  } else {
+    loaded = parseConfigText(text, 'test.yaml', {});
+  }
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      callback();
+    },
+  });
+  const running = await startEdge(loaded, createLogger('info', sink), { watch: extra.fromFile === true });
+  return {
+    ...running,
+    configFile,
+    get logs() {
+      return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    logText: () => lines.join('\n'),
+  };
+}

@@ -1,0 +1,267 @@
+// The per-exchange inspectors, without sockets: SSE and JSON responses, request bodies, pending ids.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/types.js';
+import { JsonResponseInspector } from '../../src/inspect/json-response.js';
+import type { JudgeContext } from '../../src/inspect/message-verdict.js';
+import type { InspectionObserver, LimitAction } from '../../src/inspect/observer.js';
+import { PendingRequests, SessionRegistry } from '../../src/inspect/pending-requests.js';
+import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { type InspectorOutput, SseResponseInspector } from '../../src/inspect/sse-response.js';
+
+const enc = new TextEncoder();
+
+function policy(responseMax: number, extra: Partial<LimitPolicy['defaults']> = {}): LimitPolicy {
+  return {
+    defaults: {
+      request: { maxBodyBytes: 1 << 20, maxMessageBytes: 1 << 20 },
+      response: { maxMessageBytes: responseMax },
+      ...extra,
+    },
+    tenants: {},
+  };
+}
+
+function recorder() {
+  const violations: { v: LimitViolation; action: LimitAction }[] = [];
+  const messages: number[] = [];
+  const observer: InspectionObserver = {
+    message: (_d, m) => messages.push(m.envelopeBytes),
+    limitExceeded: (v, action) => violations.push({ v, action }),
+    unparsable: () => {},
+  };
+  return { observer, violations, messages };
+}
+
+function responseContext(
+  p: LimitPolicy,
+  mode: LimitMode,
+  observer: InspectionObserver,
+  pending = new PendingRequests(100, 60_000),
+): JudgeContext {
+  return {
+    direction: 'response',
+    tenant: 'default',
+    policy: p,
+    mode,
+    observer,
+    answered: pending,
+    answeredInSession: undefined,
+    remember: undefined,
+  };
+}
+
+function toBytes(out: InspectorOutput[]): Buffer {
+  return Buffer.concat(
+    out.flatMap((o) => o.toClient.map((c) => (typeof c === 'string' ? Buffer.from(c) : Buffer.from(c)))),
+  );
+}
+
+function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const parts: Uint8Array[] = [];
+  let last = 0;
+  for (const p of points) {
+    parts.push(bytes.subarray(last, p));
+    last = p;
+  }
+  parts.push(bytes.subarray(last));
+  return parts.filter((p) => p.length > 0);
+}
+
+const message = fc.oneof(
+  fc
+    .record({ text: fc.string({ maxLength: 200 }) })
+    .map(({ text }) =>
+      JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } }),
+    ),
+  fc
+    .string({ maxLength: 100 })
+    .map((data) =>
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data } }),
+    ),
+);
+const eol = fc.constantFrom('\n', '\r\n', '\r');
+const block = fc
+  .tuple(
+    message,
+    eol,
+    fc.option(
+      fc.string({ maxLength: 10 }).map((s) => s.replace(/[\r\n]/g, '')),
+      { nil: undefined },
+    ),
+  )
+  .map(([m, e, id]) => `${id !== undefined ? `id: ${id}${e}` : ''}data: ${m}${e}${e}`);
+const comment = eol.map((e) => `: keepalive${e}${e}`);
+
+describe('SseResponseInspector', () => {
+  it('forwards any stream under the ceiling byte for byte, whatever the chunking', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(block, comment), { maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        (blocks, cuts) => {
+          const input = enc.encode(blocks.join(''));
+          const { observer, violations } = recorder();
+          const inspector = new SseResponseInspector(
+            responseContext(policy(1 << 20), 'enforce', observer),
+            1 << 20,
+          );
+          const out = splitAt(input, cuts).map((c) => inspector.push(c));
+          out.push(inspector.end());
+          expect(toBytes(out).equals(Buffer.from(input))).toBe(true);
+          expect(violations).toHaveLength(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('replaces only the oversized event, keeping its id, whatever the chunking', () => {
+    const before =
+      'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a"}}\r\n\r\n';
+    const big = `id: 77\r\ndata: {"result":{"content":[{"type":"text","text":"${'x'.repeat(5000)}"}]},"jsonrpc":"2.0","id":9}\r\n\r\n`;
+    const after = ': ping\r\n\r\n';
+    const input = enc.encode(before + big + after);
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 30 }), (cuts) => {
+        const pending = new PendingRequests(10, 60_000);
+        pending.remember(9, { method: 'tools/call', tool: 'dump' });
+        const { observer, violations } = recorder();
+        const inspector = new SseResponseInspector(
+          responseContext(policy(1024), 'enforce', observer, pending),
+          1024,
+        );
+        const out = splitAt(input, cuts).map((c) => inspector.push(c));
+        out.push(inspector.end());
+        const text = toBytes(out).toString();
+        expect(text.startsWith(before)).toBe(true);
+        expect(text.endsWith(after)).toBe(true);
+        expect(text).toContain(
+          'id: 77\nevent: message\ndata: {"jsonrpc":"2.0","id":9,"error":{"code":-32603',
+        );
+        expect(violations).toHaveLength(1);
+        expect(violations[0]?.v).toMatchObject({
+          tool: 'dump',
+          method: 'tools/call',
+          observedBytes: Buffer.byteLength(big) - 'id: 77\r\ndata: \r\n\r\n'.length,
+          id: 9,
+        });
+        expect(inspector.heldBytes).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('observe mode passes every chunk through as it came and records the violation', () => {
+    const big = `data: {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'y'.repeat(3000)}"}]}}\n\n`;
+    const { observer, violations } = recorder();
+    const pending = new PendingRequests(10, 60_000);
+    pending.remember(1, { method: 'tools/call', tool: 't' });
+    const inspector = new SseResponseInspector(
+      responseContext(policy(1024), 'observe', observer, pending),
+      1024,
+    );
+    const chunks = splitAt(enc.encode(big), [100, 2000]);
+    const out = chunks.map((c) => inspector.push(c));
+    out.push(inspector.end());
+    expect(toBytes(out).toString()).toBe(big);
+    expect(violations.map((v) => v.action)).toEqual(['observed']);
+  });
+});
+
+describe('JsonResponseInspector', () => {
+  it('forwards a body under the ceiling unchanged, replaces one over it for the same id', () => {
+    const { observer } = recorder();
+    const pending = new PendingRequests(10, 60_000);
+    pending.remember('a', { method: 'tools/call', tool: 't' });
+    const ok = new JsonResponseInspector(responseContext(policy(100), 'enforce', observer, pending), 100, [
+      'a',
+    ]);
+    const small = enc.encode('{"jsonrpc":"2.0","id":"a","result":{}}');
+    expect(ok.push(small)).toBe(true);
+    expect(ok.finish()).toEqual({ action: 'forward', body: Buffer.from(small) });
+
+    pending.remember('a', { method: 'tools/call', tool: 't' });
+    const over = new JsonResponseInspector(responseContext(policy(10), 'enforce', observer, pending), 10, [
+      'a',
+    ]);
+    expect(over.push(small)).toBe(false);
+    const outcome = over.overflow();
+    const body = JSON.parse(outcome.action === 'replace' ? outcome.body : '{}') as {
+      id: string;
+      error: { data: { observedBytesIsLowerBound: boolean } };
+    };
+    expect(body.id).toBe('a');
+    expect(body.error.data.observedBytesIsLowerBound).toBe(true);
+  });
+});
+
+describe('judgeRequestBody', () => {
+  function requestContext(p: LimitPolicy): JudgeContext {
+    return {
+      direction: 'request',
+      tenant: 'default',
+      policy: p,
+      mode: 'enforce',
+      observer: recorder().observer,
+      answered: undefined,
+      answeredInSession: undefined,
+      remember: () => {},
+    };
+  }
+
+  it('refuses invalid JSON, an empty batch and non-JSON-RPC messages with 400', () => {
+    for (const body of ['{not json', '[]', '{"id":1,"method":"x"}']) {
+      const verdict = judgeRequestBody(requestContext(policy(1000)), enc.encode(body));
+      expect(verdict.ok).toBe(false);
+      if (!verdict.ok) expect(verdict.refusal.status).toBe(400);
+    }
+  });
+
+  it('refuses a batch whole with 413 when one message is over its ceiling, naming that message', () => {
+    const p = policy(1000, { request: { maxBodyBytes: 10_000, maxMessageBytes: 100 } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'up', arguments: { x: 'z'.repeat(200) } },
+    });
+    const verdict = judgeRequestBody(
+      requestContext(p),
+      enc.encode(`[{"jsonrpc":"2.0","id":1,"method":"ping"},${big}]`),
+    );
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.refusal.status).toBe(413);
+      expect(JSON.parse(verdict.refusal.body)).toMatchObject({
+        id: 2,
+        error: { code: -32600, data: { tool: 'up', limit: 'request.maxMessageBytes' } },
+      });
+    }
+  });
+});
+
+describe('PendingRequests and SessionRegistry', () => {
+  it('answers each id once, expires entries, and caps their number', () => {
+    let now = 0;
+    const pending = new PendingRequests(2, 1000, () => now);
+    pending.remember(1, { method: 'a', tool: undefined });
+    pending.remember('1', { method: 'b', tool: undefined });
+    expect(pending.take(1)?.method).toBe('a');
+    expect(pending.take(1)).toBeUndefined();
+    pending.remember(2, { method: 'c', tool: undefined });
+    pending.remember(3, { method: 'd', tool: undefined });
+    expect(pending.size).toBe(2);
+    expect(pending.peek('1')).toBeUndefined();
+    now = 5000;
+    expect(pending.take(3)).toBeUndefined();
+  });
+
+  it('keeps at most maxSessions sessions', () => {
+    const registry = new SessionRegistry({ maxSessions: 3, maxPendingPerSession: 10, ttlMs: 60_000 });
+    for (let i = 0; i < 10; i++) registry.toServer(`s${i}`).remember(i, { method: 'm', tool: undefined });
+    expect(registry.size).toBe(3);
+    expect(registry.toServer('s9').peek(9)?.method).toBe('m');
+  });
+});
