@@ -404,6 +404,8 @@ export const edgeConfigSchema = z
         .strictObject({
           connect: durationSchema.default(10_000),
           headers: durationSchema.default(120_000),
+          // Longest silence inside a JSON response body (an SSE stream is governed by idle instead).
+          body: durationSchema.default(120_000),
           idle: durationSchema.default(0),
         })
         .prefault({}),
@@ -446,6 +448,12 @@ export const edgeConfigSchema = z
       })
       .prefault({}),
     limits: defaultLimitsSchema.prefault({}),
+    // Collection pagination is the server's contract; the edge only guards against listings that never end.
+    pagination: z
+      .strictObject({
+        maxPagesPerListing: z.number().int().min(1).default(1000),
+      })
+      .prefault({}),
     tenancy: z
       .strictObject({
         default: tenantIdSchema.default('default'),

@@ -3,6 +3,8 @@ import type { JsonRpcId, LimitViolation } from './types.js';
 
 /** A request refused whole (it never reached the upstream). */
 export const CODE_REQUEST_REFUSED = -32600;
+/** JSON-RPC's parse error: the body is not JSON. */
+export const CODE_PARSE_ERROR = -32700;
 /** A response (or upstream exchange) that could not be delivered. Outside -32000..-32099 on purpose: the SDKs use that range. */
 export const CODE_RESPONSE_UNDELIVERABLE = -32603;
 
@@ -168,6 +170,46 @@ export function lostResponseMessage(id: JsonRpcId, detail: string): JsonRpcError
       data: { reason: 'upstream_failed', detail, enforcedBy: 'mcp-edge' },
     },
   };
+}
+
+/** A body that is not JSON at all: JSON-RPC's parse error, id null. */
+export function parseErrorRefusal(detail: string): EdgeHttpError {
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: CODE_PARSE_ERROR,
+      message: `Request body is not valid JSON: ${detail}`,
+      data: { reason: 'invalid_request', detail, enforcedBy: 'mcp-edge' },
+    },
+  };
+  return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+}
+
+/** A list request past the page bound of one listing: answered by the edge for the request's id. */
+export function paginationBoundAnswer(
+  id: JsonRpcId,
+  method: string,
+  page: number,
+  maxPages: number,
+): EdgeHttpError {
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_REQUEST_REFUSED,
+      message: `${method} page ${page} refused: one listing may take at most ${maxPages} pages (pagination.maxPagesPerListing, set by the mcp-edge operator); the server's nextCursor did not end. Start the listing again without a cursor.`,
+      data: {
+        reason: 'pagination_bound_exceeded',
+        method,
+        page,
+        maxPagesPerListing: maxPages,
+        enforcedBy: 'mcp-edge',
+      },
+    },
+  };
+  // 200: SDK clients surface a 2xx JSON-RPC error to the caller with its code and data.
+  return { status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
 }
 
 /** Anything else the edge refuses itself (bad input, forbidden Host/Origin, wrong method). */

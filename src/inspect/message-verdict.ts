@@ -160,10 +160,9 @@ export function judgeOversized(
   let id = head.id;
   // An answer whose id could not be recovered: if exactly one request is waiting on this exchange, it is that one.
   if (kind === 'invalid' || ((kind === 'result' || kind === 'error') && id === undefined)) {
-    const waiting = ctx.answered?.keys() ?? [];
+    const waiting = ctx.answered?.ids() ?? [];
     if (waiting.length === 1 && head.method === undefined) {
-      const key = waiting[0]!;
-      id = key.startsWith('s:') ? key.slice(2) : Number(key.slice(2));
+      id = waiting[0];
       kind = 'result';
     }
   }

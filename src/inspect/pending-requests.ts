@@ -8,6 +8,7 @@ export function idKey(id: JsonRpcId): string {
 }
 
 interface Entry {
+  id: JsonRpcId;
   subject: MessageSubject;
   expiresAt: number;
 }
@@ -29,7 +30,7 @@ export class PendingRequests {
   remember(id: JsonRpcId, subject: MessageSubject): void {
     const key = idKey(id);
     this.#entries.delete(key);
-    this.#entries.set(key, { subject, expiresAt: this.now() + this.ttlMs });
+    this.#entries.set(key, { id, subject, expiresAt: this.now() + this.ttlMs });
     this.#evict();
   }
 
@@ -48,8 +49,8 @@ export class PendingRequests {
   }
 
   /** Ids still waiting for an answer (oldest first). */
-  keys(): string[] {
-    return [...this.#entries.keys()];
+  ids(): JsonRpcId[] {
+    return [...this.#entries.values()].map((entry) => entry.id);
   }
 
   #evict(): void {

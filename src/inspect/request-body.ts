@@ -1,14 +1,29 @@
 // Judges a client's request body (already read, within the body ceiling) before it goes upstream:
 // every message is measured and checked; one message over its ceiling refuses the body whole (413).
-import { type EdgeHttpError, edgeRefusal, requestRefusal } from '../core/errors.js';
+import { type EdgeHttpError, edgeRefusal, parseErrorRefusal, requestRefusal } from '../core/errors.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, LimitViolation, MessageSubject } from '../core/types.js';
 import { type JudgeContext, judgeMessage } from './message-verdict.js';
+import { PAGINATED_METHODS } from './pagination-guard.js';
 
 export type RequestBodyVerdict =
-  | { ok: true; batch: boolean; ids: JsonRpcId[]; subjects: MessageSubject[] }
+  | {
+      ok: true;
+      batch: boolean;
+      ids: JsonRpcId[];
+      subjects: MessageSubject[];
+      /** Requests for paginated lists, for the pagination guard. */
+      listings: { id: JsonRpcId; method: string; continues: boolean }[];
+    }
   | { ok: false; refusal: EdgeHttpError };
+
+function hasCursor(value: unknown): boolean {
+  const params = (value as { params?: unknown }).params;
+  return (
+    typeof params === 'object' && params !== null && (params as { cursor?: unknown }).cursor !== undefined
+  );
+}
 
 /** Violation of request.maxBodyBytes, for a body refused by its Content-Length or cut off at the ceiling. */
 export function bodyViolation(
@@ -36,10 +51,7 @@ export function bodyViolation(
 export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestBodyVerdict {
   const parsed = parseJsonRpcBody(bytes);
   if (!parsed.ok) {
-    return {
-      ok: false,
-      refusal: edgeRefusal(400, 'invalid_request', `Request body is not valid JSON: ${parsed.error}`),
-    };
+    return { ok: false, refusal: parseErrorRefusal(parsed.error) };
   }
   if (parsed.messages.length === 0) {
     return {
@@ -82,6 +94,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
 
   const ids: JsonRpcId[] = [];
   const subjects: MessageSubject[] = [];
+  const listings: { id: JsonRpcId; method: string; continues: boolean }[] = [];
   let refusal: EdgeHttpError | undefined;
   for (const message of parsed.messages) {
     const verdict = judgeMessage(ctx, message.bytes, message.value);
@@ -89,8 +102,11 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     if (message.kind === 'request' && message.id !== undefined) {
       ids.push(message.id);
       subjects.push({ method: message.method, tool: message.tool });
+      if (message.method !== undefined && PAGINATED_METHODS.has(message.method)) {
+        listings.push({ id: message.id, method: message.method, continues: hasCursor(message.value) });
+      }
     }
   }
   if (refusal !== undefined) return { ok: false, refusal };
-  return { ok: true, batch: parsed.batch, ids, subjects };
+  return { ok: true, batch: parsed.batch, ids, subjects, listings };
 }

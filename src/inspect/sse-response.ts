@@ -29,6 +29,7 @@ export class SseResponseInspector {
   readonly #framer: SseFramer;
   #scanner: EnvelopeHeadScanner | undefined;
   #lastWasCr = false;
+  #sawEventId = false;
 
   /** holdBytes: the largest ceiling any message of this stream can have (null: no ceiling anywhere). */
   constructor(
@@ -75,7 +76,30 @@ export class SseResponseInspector {
       typeof piece === 'string' ? piece.endsWith('\r') : piece.length > 0 && piece[piece.length - 1] === 0x0d;
   }
 
+  /** True once the stream carried an event id: a client can resume it with Last-Event-ID. */
+  get resumable(): boolean {
+    return this.#sawEventId;
+  }
+
+  /**
+   * The stream ended (or broke) while requests of this exchange still wait for answers. A resumable stream
+   * is left to the client's resumption; otherwise each waiting request gets an error, so no caller waits
+   * for its own timeout.
+   */
+  answerLost(detail: string): InspectorOutput {
+    const out: InspectorOutput = { toClient: [], toUpstream: [] };
+    const waiting = this.ctx.answered;
+    if (this.#sawEventId || waiting === undefined) return out;
+    for (const id of waiting.ids()) {
+      waiting.take(id);
+      this.#emit(out, sseErrorEvent(lostResponseMessage(id, detail)), true);
+    }
+    return out;
+  }
+
   #handle(item: SseItem, out: InspectorOutput): void {
+    if ((item.type === 'event' || item.type === 'oversized-end') && item.id !== undefined)
+      this.#sawEventId = true;
     switch (item.type) {
       case 'event':
         if (item.data === null) {

@@ -20,6 +20,7 @@ import {
   type EdgeHttpError,
   edgeRefusal,
   type JsonRpcErrorMessage,
+  paginationBoundAnswer,
   requestRefusal,
   upstreamFailure,
 } from '../core/errors.js';
@@ -27,9 +28,10 @@ import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
+import { PaginationGuard } from '../inspect/pagination-guard.js';
 import { SessionRegistry } from '../inspect/pending-requests.js';
 import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
-import { SseResponseInspector } from '../inspect/sse-response.js';
+import { type InspectorOutput, SseResponseInspector } from '../inspect/sse-response.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import {
   type Exchange,
@@ -50,6 +52,13 @@ import {
 declare module 'fastify' {
   interface FastifyRequest {
     edge: Exchange;
+  }
+}
+
+/** A JSON response body that went silent for longer than upstream.timeouts.body. */
+class StalledBodyError extends Error {
+  constructor(ms: number) {
+    super(`the JSON response body stalled for ${ms} ms (upstream.timeouts.body)`);
   }
 }
 
@@ -112,6 +121,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   const metrics = options.metrics;
   const upstream = new URL(config.upstream.url);
   const upstreamOrigin = upstream.origin;
+  const pagination = new PaginationGuard(config.pagination.maxPagesPerListing);
   const sessions = new SessionRegistry({
     maxSessions: 10_000,
     maxPendingPerSession: 1_000,
@@ -253,6 +263,18 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   async function readBoundedBody(request: FastifyRequest, payload: Readable): Promise<Buffer> {
     const exchange = request.edge;
+    // The transport carries JSON-RPC as application/json; anything else is not the upstream's to parse.
+    const contentType = headerValue(request.headers, 'content-type');
+    if (!isJson(contentType)) {
+      discardRest(payload);
+      throw new EdgeError(
+        edgeRefusal(
+          415,
+          'invalid_request',
+          `Unsupported Content-Type "${contentType ?? ''}": MCP requests are application/json`,
+        ),
+      );
+    }
     const coding = headerValue(request.headers, 'content-encoding');
     if (coding !== undefined && coding.toLowerCase() !== 'identity') {
       discardRest(payload);
@@ -307,6 +329,16 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     exchange.requestBytes = body.length;
     const verdict = judgeRequestBody(judgeContext(exchange, 'request', sessions), body);
     if (!verdict.ok) throw new EdgeError(verdict.refusal);
+    const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
+    if (listing !== undefined && exchange.sessionId !== undefined) {
+      const page = pagination.overBound(exchange.sessionId, listing);
+      if (page !== undefined) {
+        exchange.outcome = 'pagination_bound';
+        throw new EdgeError(
+          paginationBoundAnswer(listing.id, listing.method, page, config.pagination.maxPagesPerListing),
+        );
+      }
+    }
     return body;
   }
 
@@ -480,26 +512,37 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
         push(piece);
       }
     };
+    const emit = (out: InspectorOutput, push: (chunk: Uint8Array | string) => void) => {
+      forward(out.toClient, push);
+      answerUpstream(exchange, out.toUpstream);
+    };
     const transform = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
-        const out = inspector.push(chunk);
-        forward(out.toClient, (piece) => this.push(piece));
-        answerUpstream(exchange, out.toUpstream);
+        emit(inspector.push(chunk), (piece) => this.push(piece));
         callback();
       },
       flush(callback) {
-        const out = inspector.end();
-        forward(out.toClient, (piece) => this.push(piece));
-        answerUpstream(exchange, out.toUpstream);
+        emit(inspector.end(), (piece) => this.push(piece));
+        // Ended without answering a request: unless the client can resume, it learns so now.
+        emit(inspector.answerLost('the MCP server ended the stream without answering'), (piece) =>
+          this.push(piece),
+        );
         callback();
       },
     });
-    pipeline(source, transform, (err) => {
-      if (err && !reply.raw.destroyed) {
-        exchange.outcome = 'upstream_stream_failed';
-        reply.request.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
-      }
+    // Not pipeline(): a broken upstream must not cut the client's stream; it is ended cleanly instead.
+    source.pipe(transform);
+    source.once('error', (err) => {
+      source.unpipe(transform);
+      exchange.outcome = 'upstream_stream_failed';
+      reply.request.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
+      if (transform.destroyed) return;
+      emit(inspector.end(), (piece) => transform.push(piece));
+      const lost = inspector.answerLost(`the stream from the MCP server broke off (${err.message})`);
+      emit(lost, (piece) => transform.push(piece));
+      transform.push(null);
     });
+    transform.once('close', () => source.destroy());
     const stream = { transform, longLived: reply.request.method === 'GET' };
     openStreams.add(stream);
     const streamClosed = metrics?.sseStreamOpened(exchange.tenant);
@@ -518,7 +561,21 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       exchange.waiting,
     );
     let passThrough: PassThrough | undefined;
+    // A JSON answer that stalls mid-body would leave the client waiting: past the body timeout it gets a 504.
+    const stallMs = config.upstream.timeouts.body;
+    let stall: NodeJS.Timeout | undefined;
+    const armStall = () => {
+      if (stallMs === 0) return;
+      if (stall !== undefined) clearTimeout(stall);
+      stall = setTimeout(() => source.destroy(new StalledBodyError(stallMs)), stallMs);
+      stall.unref();
+    };
+    const disarmStall = () => {
+      if (stall !== undefined) clearTimeout(stall);
+    };
+    armStall();
     const onData = (chunk: Buffer) => {
+      armStall();
       if (passThrough !== undefined) {
         inspector.push(chunk);
         exchange.responseBytes += chunk.length;
@@ -545,6 +602,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     };
     source.on('data', onData);
     source.on('end', () => {
+      disarmStall();
       if (passThrough !== undefined) {
         inspector.endPassThrough();
         passThrough.end();
@@ -560,18 +618,18 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       sendBody(exchange, reply, outcome.body);
     });
     source.on('error', (err) => {
+      disarmStall();
       if (passThrough !== undefined) {
         passThrough.destroy(err);
         return;
       }
       if (reply.sent) return;
       const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
-      exchange.outcome = 'upstream_body_failed';
+      const stalled = err instanceof StalledBodyError;
+      exchange.outcome = stalled ? 'upstream_timeout' : 'upstream_body_failed';
       reply.removeHeader('content-type');
-      sendEdgeError(
-        reply,
-        upstreamFailure('failed', id, `the response body broke off: ${err.message}`, upstreamOrigin),
-      );
+      const detail = stalled ? err.message : `the response body broke off: ${err.message}`;
+      sendEdgeError(reply, upstreamFailure(stalled ? 'timeout' : 'failed', id, detail, upstreamOrigin));
     });
   }
 
