@@ -152,18 +152,21 @@ function compareLayout(
           if (r >= end) return differ(canonical, rawWhitespace);
           const b = raw[r]!;
           if (b === QUOTE) break;
+          if (b === BACKSLASH) {
+            const escaped = raw[r + 1]!;
+            // Noted before comparing, so that a difference right here is not taken as conclusive.
+            if (escaped === 0x75 || escaped === 0x2f) canonical = false; // \u or \/
+            if (text.charCodeAt(t) !== b || text.charCodeAt(t + 1) !== escaped) {
+              return differ(canonical, rawWhitespace);
+            }
+            t += 2;
+            r += 2;
+            continue;
+          }
           if (b < 0x80) {
             if (text.charCodeAt(t) !== b) return differ(canonical, rawWhitespace);
-            if (b === BACKSLASH) {
-              const escaped = raw[r + 1]!;
-              if (escaped === 0x75 || escaped === 0x2f) canonical = false; // \u or \/
-              if (text.charCodeAt(t + 1) !== escaped) return differ(canonical, rawWhitespace);
-              t += 2;
-              r += 2;
-            } else {
-              t++;
-              r++;
-            }
+            t++;
+            r++;
             continue;
           }
           // A multi-byte UTF-8 sequence against one UTF-16 unit, or a surrogate pair.
@@ -485,11 +488,17 @@ function literalCopyOfRaw(
   for (let r = start; r < end; r++) {
     const c = bytes[r]!;
     if (c === QUOTE || c === BACKSLASH) {
-      if (bytes[j] !== BACKSLASH) return undefined;
+      if (bytes[j] !== BACKSLASH || bytes[j + 1] !== c) return undefined;
+      j += 2;
+    } else if (c < 0x20) {
+      // Whitespace between raw tokens: a newline, tab or carriage return is escaped in the literal.
+      const escaped = c === 0x0a ? 0x6e : c === 0x09 ? 0x74 : c === 0x0d ? 0x72 : -1;
+      if (bytes[j] !== BACKSLASH || bytes[j + 1] !== escaped) return undefined;
+      j += 2;
+    } else {
+      if (bytes[j] !== c) return undefined;
       j++;
     }
-    if (bytes[j] !== c) return undefined;
-    j++;
   }
   if (bytes[j] !== QUOTE) return undefined;
   return { literalEnd: j + 1, textBytes: end - start };

@@ -51,8 +51,15 @@ import {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    edge: Exchange;
+    /** Set in onRequest for the MCP endpoint; other routes (health, 404) are not exchanges. */
+    edge: Exchange | undefined;
   }
+}
+
+/** The exchange of a request routed to the proxy (onRequest has created it, or refused the request). */
+function exchangeOf(request: FastifyRequest): Exchange {
+  if (request.edge === undefined) throw new Error('a proxied request without an exchange');
+  return request.edge;
 }
 
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
@@ -141,6 +148,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     keepAliveTimeout: serverConfig.timeouts.keepAlive,
     requestTimeout: serverConfig.timeouts.requestBody,
     http: {
+      // Node checks the header and request timeouts only this often (30 s by default).
+      connectionsCheckingInterval: 1000,
       headersTimeout: serverConfig.timeouts.requestHeaders,
       maxHeaderSize: serverConfig.maxHeaderBytes,
     },
@@ -157,7 +166,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     return reply.code(answer.status).headers(answer.headers).send(answer.body);
   }
 
-  app.decorateRequest('edge', undefined as unknown as Exchange);
+  app.decorateRequest('edge', undefined);
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof EdgeError) return sendEdgeError(reply, error.answer);
@@ -198,8 +207,17 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   });
 
   app.addHook('onRequest', async (request) => {
-    // Health routes answer probes whatever their Host; only the MCP endpoint is an exchange.
-    if (request.routeOptions.url !== config.listen.path) return;
+    // Health routes answer probes whatever their Host; only the MCP endpoint is an exchange, and only at its
+    // exact path: no trailing segments, no encoded or dot-segment variants reach the upstream.
+    const path = request.raw.url?.split('?')[0];
+    if (path !== config.listen.path) {
+      if (request.routeOptions.url?.startsWith(config.listen.path)) {
+        throw new EdgeError(
+          edgeRefusal(404, 'invalid_request', `Not found: mcp-edge serves MCP at ${config.listen.path} only`),
+        );
+      }
+      return;
+    }
     const current = runtime;
     const sessionId = headerValue(request.headers, 'mcp-session-id');
     const begin = (tenant: string) =>
@@ -263,6 +281,11 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   async function readBoundedBody(request: FastifyRequest, payload: Readable): Promise<Buffer> {
     const exchange = request.edge;
+    // Not the MCP endpoint (a 404 follows): the body is not read, let alone forwarded.
+    if (exchange === undefined) {
+      discardRest(payload);
+      return Buffer.alloc(0);
+    }
     // The transport carries JSON-RPC as application/json; anything else is not the upstream's to parse.
     const contentType = headerValue(request.headers, 'content-type');
     if (!isJson(contentType)) {
@@ -396,7 +419,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       },
     },
     handler: (request, reply, dest, replyOptions) => {
-      (request as FastifyRequest).edge.upstreamSentAt = process.hrtime.bigint();
+      exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
       const body = request.body;
       if (request.method === 'POST') {
         return reply.from(dest, {
@@ -419,7 +442,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
             clientProtocol: 'http',
           },
         );
-        for (const name of (request as FastifyRequest).edge.runtime.edgeCredentialHeaders)
+        for (const name of exchangeOf(request as FastifyRequest).runtime.edgeCredentialHeaders)
           delete forwarded[name];
         return forwarded as IncomingHttpHeaders;
       },
@@ -467,7 +490,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   /** The one place responses are transformed. */
   function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse): void {
-    const exchange = request.edge;
+    const exchange = exchangeOf(request);
     exchange.upstreamStatus = res.statusCode;
     if (exchange.upstreamSentAt !== undefined) {
       const seconds = Number(process.hrtime.bigint() - exchange.upstreamSentAt) / 1e9;
