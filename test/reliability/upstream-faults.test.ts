@@ -61,7 +61,7 @@ describe('JSON bodies that break', () => {
       await startRawTcpUpstream(() => ({
         bytes:
           'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc":"2.0","id":"c1","result":{"content":[',
-        then: 'reset',
+        after: 'reset',
       })),
     );
     const edge = track(await startTestEdge(upstream.url));
@@ -77,7 +77,7 @@ describe('JSON bodies that break', () => {
       await startRawTcpUpstream(() => ({
         bytes:
           'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"jsonrpc":"2.0","id":"c1","result":{}}',
-        then: 'end',
+        after: 'end',
       })),
     );
     const edge = track(await startTestEdge(upstream.url));
@@ -91,7 +91,7 @@ describe('JSON bodies that break', () => {
       await startRawTcpUpstream(() => ({
         bytes:
           'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 39\r\n\r\n{"jsonrpc":"2.0","id":"c1","result":{}}GARBAGE-SMUGGLED-BYTES',
-        then: 'end',
+        after: 'end',
       })),
     );
     const edge = track(await startTestEdge(upstream.url));

@@ -60,7 +60,7 @@ export interface RawTcpUpstream {
 
 /** An upstream that answers every connection with exactly `answer` bytes (a function of the request), then optionally resets. */
 export async function startRawTcpUpstream(
-  answer: (request: string) => { bytes: string | Buffer; then: 'end' | 'reset' | 'hold' },
+  answer: (request: string) => { bytes: string | Buffer; after: 'end' | 'reset' | 'hold' },
 ): Promise<RawTcpUpstream> {
   const received: string[] = [];
   const sockets = new Set<Socket>();
@@ -79,8 +79,8 @@ export async function startRawTcpUpstream(
       const reply = answer(text);
       text = '';
       socket.write(reply.bytes);
-      if (reply.then === 'end') socket.end();
-      if (reply.then === 'reset') socket.resetAndDestroy();
+      if (reply.after === 'end') socket.end();
+      if (reply.after === 'reset') socket.resetAndDestroy();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
