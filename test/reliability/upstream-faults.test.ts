@@ -3,13 +3,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
 import { startRawTcpUpstream } from '../support/raw-http.js';
-import {
-  handshakeReply,
-  jsonReply,
-  type RawReply,
-  sseReply,
-  startRawUpstream,
-} from '../support/raw-upstream.js';
+import { handshakeReply, jsonReply, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startTestEdge } from '../support/start-edge.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
