@@ -113,6 +113,33 @@ function skipValue(buf: Buffer, pos: number): number {
   return i === pos ? -1 : i;
 }
 
+/** The deepest nesting of objects and arrays in a JSON text (strings skipped); stops counting past `limit`. */
+export function nestingDepth(bytes: Uint8Array, limit: number): number {
+  const buf = asBuffer(bytes);
+  let depth = 0;
+  let deepest = 0;
+  let i = 0;
+  while (i < buf.length) {
+    const cls = STRUCTURAL[buf[i]!];
+    if (cls === 1) {
+      i = skipString(buf, i);
+      if (i < 0) break;
+      continue;
+    }
+    if (cls === 2) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (cls === 3) {
+      depth--;
+    }
+    i++;
+  }
+  return deepest;
+}
+
 /**
  * Splits a complete JSON text into its top-level value, or into the elements of a top-level array (a batch).
  * Structural only: strings, brackets and separators are checked, but bare tokens and object members are

@@ -1,11 +1,18 @@
 // Judges a client's request body (already read, within the body ceiling) before it goes upstream:
 // every message is measured and checked; one message over its ceiling refuses the body whole (413).
 import { type EdgeHttpError, edgeRefusal, parseErrorRefusal, requestRefusal } from '../core/errors.js';
+import { nestingDepth } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, LimitViolation, MessageSubject } from '../core/types.js';
 import { type JudgeContext, judgeMessage } from './message-verdict.js';
 import { PAGINATED_METHODS } from './pagination-guard.js';
+
+/**
+ * Deeper JSON than this is refused before anyone parses it: no MCP message comes near it, and recursive
+ * parsers and validators upstream can be knocked over by it.
+ */
+export const MAX_JSON_DEPTH = 1000;
 
 export type RequestBodyVerdict =
   | {
@@ -49,6 +56,17 @@ export function bodyViolation(
 
 /** A POST body that was read completely. */
 export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestBodyVerdict {
+  const depth = nestingDepth(bytes, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) {
+    return {
+      ok: false,
+      refusal: edgeRefusal(
+        400,
+        'invalid_request',
+        `Request body nests JSON more than ${MAX_JSON_DEPTH} levels deep; mcp-edge does not forward it`,
+      ),
+    };
+  }
   const parsed = parseJsonRpcBody(bytes);
   if (!parsed.ok) {
     return { ok: false, refusal: parseErrorRefusal(parsed.error) };

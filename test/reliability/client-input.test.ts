@@ -56,7 +56,12 @@ describe('bodies the edge refuses, before the upstream sees them', () => {
       400,
       -32700,
     ],
-    ['JSON nested 100,000 deep', `${'['.repeat(100_000)}${']'.repeat(100_000)}`, 400, -32600],
+    [
+      'JSON nested 100,000 deep inside a valid request',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`,
+      400,
+      -32600,
+    ],
     ['a missing jsonrpc member', '{"id":1,"method":"ping"}', 400, -32600],
     ['a wrong jsonrpc version', '{"jsonrpc":"1.0","id":1,"method":"ping"}', 400, -32600],
     ['an empty batch', '[]', 400, -32600],
