@@ -1,8 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { toolResultSpans } from '../../src/core/json-scan.js';
 import { estimateTokens, measureMessage } from '../../src/core/measure.js';
 import type { MessageMeasurement, MessageSubject, ResultChannels } from '../../src/core/types.js';
-import { items, jsonValue, layoutJson, toolsCallRequest, trickyText, utf8 } from '../support/json-samples.js';
+import {
+  decode,
+  items,
+  jsonValue,
+  layoutJson,
+  toolsCallRequest,
+  trickyText,
+  utf8,
+} from '../support/json-samples.js';
 
 const TOOLS_CALL: MessageSubject = { method: 'tools/call', tool: 'export' };
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
@@ -209,6 +218,95 @@ describe('measureMessage', () => {
     expect(prettyMeasured.duplicatedBytes).toBe(Buffer.byteLength(pretty));
   });
 
+  describe('long copies (found without scanning the text)', () => {
+    const structuredContent = { rows: items(200), note: trickyText };
+    const compact = JSON.stringify(structuredContent);
+    const pretty = JSON.stringify(structuredContent, null, 2);
+
+    it('counts compact, 2-space, 4-space and tab copies, and measures every block exactly', () => {
+      for (const copy of [
+        compact,
+        pretty,
+        JSON.stringify(structuredContent, null, 4),
+        JSON.stringify(structuredContent, null, '\t'),
+      ]) {
+        const blocks = [
+          { type: 'text', text: 'Summary: 200 rows.' },
+          { type: 'text', text: copy },
+          { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        ];
+        const measured = measureResult({ content: blocks, structuredContent, isError: false }, TOOLS_CALL);
+        expect(measured.duplicatedBytes).toBe(Buffer.byteLength(copy));
+        expect(measured.channels).toEqual(
+          channels({
+            content_text: bytesOf(blocks[0]) + bytesOf(blocks[1]),
+            content_image: bytesOf(blocks[2]),
+            structured: bytesOf(structuredContent),
+          }),
+        );
+      }
+    });
+
+    it('is not misled by a later member named structuredContent', () => {
+      // The last "structuredContent" key of the message is nested: the copy must be judged against the real one.
+      const nested = { ...structuredContent, inner: { structuredContent: { rows: items(300) } } };
+      const copyOfNested = JSON.stringify(nested.inner.structuredContent);
+      const measured = measureResult(
+        {
+          content: [
+            { type: 'text', text: JSON.stringify(nested) },
+            { type: 'text', text: copyOfNested },
+          ],
+          structuredContent: nested,
+          _meta: { structuredContent: nested.inner.structuredContent },
+        },
+        TOOLS_CALL,
+      );
+      expect(measured.duplicatedBytes).toBe(Buffer.byteLength(JSON.stringify(nested)));
+      expect(measured.channels?.structured).toBe(bytesOf(nested));
+    });
+
+    it('uses the content array JSON.parse keeps when "content" is repeated', () => {
+      const copyBlock = JSON.stringify({ type: 'text', text: compact });
+      const otherBlock = JSON.stringify({ type: 'text', text: 'x'.repeat(compact.length) });
+      const sc = JSON.stringify(structuredContent);
+      for (const [first, second, duplicated] of [
+        [copyBlock, otherBlock, 0],
+        [otherBlock, copyBlock, Buffer.byteLength(compact)],
+      ] as const) {
+        const text = `{"result":{"content":[${first}],"content":[${second}],"structuredContent":${sc}},"jsonrpc":"2.0","id":1}`;
+        const measured = measureMessage(utf8(text), JSON.parse(text), TOOLS_CALL);
+        expect(measured.duplicatedBytes).toBe(duplicated);
+        expect(measured.channels?.content_text).toBe(Buffer.byteLength(second));
+      }
+    });
+
+    it('still recognizes a copy whose literal escapes differently (e.g. \\u00e9, as Python writes)', () => {
+      const sc = { rows: items(100) };
+      const copy = JSON.stringify(sc);
+      const asciiLiteral = JSON.stringify(copy).replace(
+        /[\u0080-\uffff]/g,
+        (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      );
+      const text = `{"result":{"content":[{"type":"text","text":${asciiLiteral}}],"structuredContent":${copy}},"jsonrpc":"2.0","id":1}`;
+      const measured = measureMessage(utf8(text), JSON.parse(text), TOOLS_CALL);
+      expect(measured.duplicatedBytes).toBe(Buffer.byteLength(copy));
+      expect(measured.channels?.content_text).toBe(
+        Buffer.byteLength(`{"type":"text","text":${asciiLiteral}}`),
+      );
+    });
+
+    it('does not count a long text that differs from the copy in its last character', () => {
+      const almost = `${pretty.slice(0, -1)}]`;
+      const measured = measureResult(
+        { content: [{ type: 'text', text: almost }], structuredContent },
+        TOOLS_CALL,
+      );
+      expect(measured.duplicatedBytes).toBe(0);
+      expect(measured.channels?.content_text).toBe(bytesOf({ type: 'text', text: almost }));
+    });
+  });
+
   it('reports no channels for a tools/list result, however large', () => {
     const schema = (depth: number): unknown =>
       depth === 0
@@ -350,6 +448,52 @@ describe('measureMessage', () => {
         expect(measured.envelopeBytes).toBe(Buffer.byteLength(text));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('property: long copies in any layout are counted, and every span matches a plain scan', () => {
+    const copyKind = fc.constantFrom('compact', 'pretty', 'tabs', 'raw', 'other');
+    const padding = fc.string({ unit: 'binary', minLength: 0, maxLength: 40 }).map((s) => s.repeat(60));
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ unit: 'binary' }), jsonValue(3)),
+        padding,
+        copyKind,
+        fc.integer(),
+        fc.record({ whitespace: fc.boolean(), oddEscapes: fc.boolean() }),
+        (partial, pad, kind, seed, layout) => {
+          const sc = { ...partial, pad };
+          const envelope = {
+            jsonrpc: '2.0',
+            id: 1,
+            result: { content: [{}], structuredContent: sc, isError: false },
+          };
+          const laidOut = layoutJson(envelope, seed, layout);
+          const before = toolResultSpans(utf8(laidOut));
+          const [blockStart, blockEnd] = before.content[0]!;
+          const raw = decode(utf8(laidOut).subarray(before.structured![0], before.structured![1]));
+          const copy = {
+            compact: JSON.stringify(sc),
+            pretty: JSON.stringify(sc, null, 2),
+            tabs: JSON.stringify(sc, null, '\t'),
+            raw,
+            other: `${JSON.stringify(sc, null, 2)} `,
+          }[kind];
+          // The text block goes in place of the empty one, in the layout as sent (bytes, as spans are bytes).
+          const laidOutBytes = utf8(laidOut);
+          const bytes = new Uint8Array([
+            ...laidOutBytes.subarray(0, blockStart),
+            ...utf8(JSON.stringify({ type: 'text', text: copy })),
+            ...laidOutBytes.subarray(blockEnd),
+          ]);
+          const measured = measureMessage(bytes, JSON.parse(decode(bytes)), TOOLS_CALL);
+          expect(measured.duplicatedBytes).toBe(kind === 'other' ? 0 : Buffer.byteLength(copy));
+          const plain = toolResultSpans(bytes);
+          expect(measured.channels?.content_text).toBe(plain.content[0]![1] - plain.content[0]![0]);
+          expect(measured.channels?.structured).toBe(plain.structured![1] - plain.structured![0]);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
