@@ -62,6 +62,12 @@ function exchangeOf(request: FastifyRequest): Exchange {
   return request.edge;
 }
 
+/** An SSE stream being relayed, so shutdown can end it cleanly. */
+interface RelayedStream {
+  longLived: boolean;
+  finish(detail: string): void;
+}
+
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
 class StalledBodyError extends Error {
   constructor(ms: number) {
@@ -136,7 +142,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   });
   let runtime = runtimeOf(config);
   /** SSE streams being relayed, so shutdown can end them cleanly. */
-  const openStreams = new Set<{ transform: Transform; longLived: boolean }>();
+  const openStreams = new Set<RelayedStream>();
   const { server: serverConfig } = config;
 
   const app = Fastify({
@@ -553,25 +559,34 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
         callback();
       },
     });
-    // Not pipeline(): a broken upstream must not cut the client's stream; it is ended cleanly instead.
+    // Stop reading the upstream, let the requests still waiting know, and end the client's stream cleanly.
+    const finish = (detail: string) => {
+      source.unpipe(transform);
+      source.destroy();
+      if (transform.writableEnded || transform.destroyed) return;
+      emit(inspector.end(), (piece) => transform.push(piece));
+      emit(inspector.answerLost(detail), (piece) => transform.push(piece));
+      transform.push(null);
+    };
+    // Not pipeline(): a broken upstream must not cut the client's stream; it is finished cleanly instead.
     source.pipe(transform);
     source.once('error', (err) => {
-      source.unpipe(transform);
       exchange.outcome = 'upstream_stream_failed';
       reply.request.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
-      if (transform.destroyed) return;
-      emit(inspector.end(), (piece) => transform.push(piece));
-      const lost = inspector.answerLost(`the stream from the MCP server broke off (${err.message})`);
-      emit(lost, (piece) => transform.push(piece));
-      transform.push(null);
+      finish(`the stream from the MCP server broke off (${err.message})`);
     });
     transform.once('close', () => source.destroy());
-    const stream = { transform, longLived: reply.request.method === 'GET' };
+    const stream: RelayedStream = { longLived: reply.request.method === 'GET', finish };
     openStreams.add(stream);
     const streamClosed = metrics?.sseStreamOpened(exchange.tenant);
     transform.once('close', () => {
       openStreams.delete(stream);
       streamClosed?.();
+    });
+    // Fastify sends a stream's headers with its first byte; an SSE stream may stay silent for long (an idle GET
+    // stream), so its headers go out as soon as Fastify has set them and pipes the stream.
+    reply.raw.once('pipe', () => {
+      if (!reply.raw.headersSent) reply.raw.flushHeaders();
     });
     reply.send(transform);
   }
@@ -727,12 +742,13 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return app.listen({ host: config.listen.host, port: config.listen.port });
     },
     async close() {
-      // Stop accepting; GET streams (long-lived, resumable) end now; POST streams get the grace period.
+      // Stop accepting. GET streams (long-lived, resumable) end now; POST streams get the grace period, then
+      // end cleanly with errors for what still waits, and the connections close once that has been written.
       const closing = app.close();
-      for (const stream of openStreams) if (stream.longLived) stream.transform.end();
+      for (const stream of openStreams) if (stream.longLived) stream.finish('mcp-edge is shutting down');
       const timer = setTimeout(() => {
-        for (const stream of openStreams) stream.transform.end();
-        app.server.closeAllConnections();
+        for (const stream of openStreams) stream.finish('mcp-edge shut down before the MCP server answered');
+        setTimeout(() => app.server.closeAllConnections(), 500).unref();
       }, serverConfig.timeouts.shutdownGrace);
       timer.unref();
       await closing;
