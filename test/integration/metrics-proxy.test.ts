@@ -1,20 +1,14 @@
 // Metrics as an operator sees them: scripted traffic through a real proxy to a real SDK server, the
 // edge's metrics listener, and a real Prometheus scraping it.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
+import { trackHandles } from '../support/handles.js';
 import { startPrometheus, type VectorSample } from '../support/prometheus.js';
 import { type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startTestEdge } from '../support/start-edge.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-function track<T extends { close?(): Promise<unknown>; stop?(): Promise<unknown> }>(handle: T): T {
-  cleanups.push(() => (handle.close ? handle.close() : (handle.stop?.() ?? Promise.resolve())));
-  return handle;
-}
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+const { track } = trackHandles();
 
 const KiB = 1024;
 

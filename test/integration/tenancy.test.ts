@@ -6,25 +6,19 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 import { connectV1Client } from '../support/clients.js';
+import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { spawnTsx } from '../support/processes.js';
 import { sseReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startTestEdge, testEdgeYaml } from '../support/start-edge.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-function track<T extends { close?(): Promise<unknown>; stop?(): Promise<unknown> }>(handle: T): T {
-  cleanups.push(() => (handle.close ? handle.close() : (handle.stop?.() ?? Promise.resolve())));
-  return handle;
-}
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+const { track, defer } = trackHandles();
 
 const KiB = 1024;
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const MCP_HEADERS = MCP_POST_HEADERS;
 const SECRET = 'a-test-hmac-secret-that-is-32-bytes-or-more!';
 
 const TWO_TENANTS = `
@@ -159,7 +153,7 @@ tenants:
 
   it('mcp-edge hash-key prints the SHA-256 of a key read from stdin', async () => {
     const child = spawnTsx('src/cli.ts', ['hash-key'], { stdin: true });
-    cleanups.push(() => child.stop());
+    defer(() => child.stop());
     child.child.stdin?.end(`${KEY}\n`);
     expect((await child.exited).code).toBe(0);
     expect(child.stdout().trim()).toBe(sha256Hex(KEY));
@@ -229,7 +223,7 @@ tenants:
       res.end(JSON.stringify({ keys: [jwk] }));
     });
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => jwks.close(resolve)));
+    defer(() => new Promise((resolve) => jwks.close(resolve)));
     const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
 
     const upstream = track(
@@ -294,7 +288,7 @@ tenants:
       '--tool',
       'export',
     ]);
-    cleanups.push(() => child.stop());
+    defer(() => child.stop());
     expect((await child.exited).code).toBe(0);
     const out = child.stdout();
     expect(out).toContain('tenant "acme", method "tools/call", tool "export"');

@@ -6,32 +6,23 @@ import {
   type Progress,
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
+import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { freePort } from '../support/ports.js';
 import { jsonReply, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server, type V1ServerMode } from '../support/sdk-v1-server.js';
 import { startV2Server } from '../support/sdk-v2-server.js';
 import { startTestEdge } from '../support/start-edge.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-function track<T extends { close?(): Promise<unknown>; stop?(): Promise<unknown> }>(handle: T): T {
-  cleanups.push(() => (handle.close ? handle.close() : (handle.stop?.() ?? Promise.resolve())));
-  return handle;
-}
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+const { track } = trackHandles();
 
 function textOf(result: CallToolResult): string {
   const block = result.content[0];
   return block?.type === 'text' ? block.text : '';
 }
 
-const MCP_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
+const MCP_HEADERS = MCP_POST_HEADERS;
 
 async function initializeRaw(
   url: string,

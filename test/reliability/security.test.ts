@@ -7,25 +7,19 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/load.js';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 import { connectV1Client } from '../support/clients.js';
+import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { rawRequest } from '../support/raw-http.js';
 import { jsonReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startTestEdge } from '../support/start-edge.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-function track<T extends { close?(): Promise<unknown>; stop?(): Promise<unknown> }>(handle: T): T {
-  cleanups.push(() => (handle.close ? handle.close() : (handle.stop?.() ?? Promise.resolve())));
-  return handle;
-}
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+const { track, defer } = trackHandles();
 
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const HEADERS = MCP_POST_HEADERS;
 
 describe('logs never carry bodies or credentials', () => {
   it('a full run with planted secrets leaves none of them in the log', async () => {
@@ -55,10 +49,11 @@ tenants: { acme: {} }
 `,
       ),
     );
-    for (const headers of [
+    const credentials: Record<string, string>[] = [
       { 'x-api-key': secrets.apiKey, cookie: `session=${secrets.cookie}` },
       { authorization: `Bearer ${jwt}`, cookie: `session=${secrets.cookie}` },
-    ]) {
+    ];
+    for (const headers of credentials) {
       const { client } = track(await connectV1Client(edge.url, { headers }));
       await client.callTool({ name: 'echo', arguments: { text: `${secrets.argument} ${secrets.result}` } });
       await client.callTool({ name: 'sized', arguments: { bytes: 100 * 1024 } }).catch(() => {});
@@ -135,7 +130,7 @@ describe('upstream TLS', () => {
       res.end('{"jsonrpc":"2.0","id":1,"result":{}}');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    defer(() => new Promise((resolve) => server.close(resolve)));
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const call = (edgeUrl: string) =>
       fetch(edgeUrl, { method: 'POST', headers: HEADERS, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });

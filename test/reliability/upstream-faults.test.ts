@@ -1,21 +1,15 @@
 // Broken and hostile upstreams: the client always gets an answer, never a silent hang.
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
+import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { startRawTcpUpstream } from '../support/raw-http.js';
 import { handshakeReply, jsonReply, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startTestEdge } from '../support/start-edge.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-function track<T extends { close?(): Promise<unknown>; stop?(): Promise<unknown> }>(handle: T): T {
-  cleanups.push(() => (handle.close ? handle.close() : (handle.stop?.() ?? Promise.resolve())));
-  return handle;
-}
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+const { track } = trackHandles();
 
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const HEADERS = MCP_POST_HEADERS;
 const CALL = '{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"t"}}';
 
 interface ErrorBody {
