@@ -37,7 +37,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function emptyChannels(): ResultChannels {
+/** Zero bytes in every channel. */
+export function emptyChannels(): ResultChannels {
   return {
     content_text: 0,
     content_image: 0,

@@ -2,10 +2,12 @@
 // loopback: every PromQL expression of the Grafana dashboard (variables substituted) and of the alert rules
 // must parse and return data, the alerts must go pending/firing on traffic that should trip them, and
 // promtool must accept the rule and config files.
+
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { emptyChannels } from '../../src/core/measure.js';
 import type { LimitPolicy, MessageMeasurement, ResultChannels } from '../../src/core/types.js';
 import { createEdgeMetrics, type EdgeMetrics } from '../../src/metrics/edge-metrics.js';
 import { type MetricsServer, startMetricsServer } from '../../src/metrics/metrics-server.js';
@@ -141,14 +143,7 @@ const POLICY: LimitPolicy = {
   },
 };
 
-const NO_CHANNELS: ResultChannels = {
-  content_text: 0,
-  content_image: 0,
-  content_audio: 0,
-  content_resource_link: 0,
-  content_resource: 0,
-  structured: 0,
-};
+const NO_CHANNELS: ResultChannels = emptyChannels();
 
 function result(
   envelopeBytes: number,

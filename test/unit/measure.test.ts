@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toolResultSpans } from '../../src/core/json-scan.js';
-import { estimateTokens, measureMessage } from '../../src/core/measure.js';
+import { emptyChannels, estimateTokens, measureMessage } from '../../src/core/measure.js';
 import type { MessageMeasurement, MessageSubject, ResultChannels } from '../../src/core/types.js';
 import {
   decode,
@@ -23,15 +23,7 @@ function measureResult(result: unknown, answers: MessageSubject | undefined): Me
 }
 
 function channels(partial: Partial<ResultChannels>): ResultChannels {
-  return {
-    content_text: 0,
-    content_image: 0,
-    content_audio: 0,
-    content_resource_link: 0,
-    content_resource: 0,
-    structured: 0,
-    ...partial,
-  };
+  return { ...emptyChannels(), ...partial };
 }
 
 describe('estimateTokens', () => {

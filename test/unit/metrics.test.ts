@@ -1,5 +1,7 @@
 // The metrics recorder without sockets: record through the API, read the registry back, exact values.
+
 import { describe, expect, it } from 'vitest';
+import { emptyChannels } from '../../src/core/measure.js';
 import type {
   LimitPolicy,
   LimitViolation,
@@ -71,14 +73,7 @@ async function labelValues(metrics: EdgeMetrics, family: string, label: string):
   return new Set((await samplesOf(metrics, family)).map((s) => String(s.labels[label])));
 }
 
-const NO_CHANNELS: ResultChannels = {
-  content_text: 0,
-  content_image: 0,
-  content_audio: 0,
-  content_resource_link: 0,
-  content_resource: 0,
-  structured: 0,
-};
+const NO_CHANNELS: ResultChannels = emptyChannels();
 
 function measurement(over: Partial<MessageMeasurement>): MessageMeasurement {
   return {
