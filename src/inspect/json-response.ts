@@ -50,24 +50,22 @@ export class JsonResponseInspector {
       this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
       return { action: 'forward', body };
     }
+    const verdicts = parsed.messages.map((message) => judgeMessage(this.ctx, message.bytes, message.value));
+    // The common case: nothing changes and the body goes on as it came, never decoded to text.
+    if (verdicts.every((verdict) => verdict.action === 'forward')) return { action: 'forward', body };
     const parts: string[] = [];
     const toUpstream: JsonRpcErrorMessage[] = [];
-    let changed = false;
-    for (const message of parsed.messages) {
-      const verdict = judgeMessage(this.ctx, message.bytes, message.value);
+    verdicts.forEach((verdict, i) => {
       if (verdict.action === 'forward') {
-        parts.push(decodeUtf8(message.bytes));
+        parts.push(decodeUtf8(parsed.messages[i]!.bytes));
       } else if (verdict.action === 'replace') {
-        changed = true;
         parts.push(JSON.stringify(verdict.replacement));
       } else {
         // Only a response may sit in a JSON body; anything else was dropped, and the client is told.
-        changed = true;
         parts.push(JSON.stringify(verdict.notice));
         if (verdict.answerToSender !== undefined) toUpstream.push(verdict.answerToSender);
       }
-    }
-    if (!changed) return { action: 'forward', body };
+    });
     return { action: 'replace', body: parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? ''), toUpstream };
   }
 

@@ -20,13 +20,10 @@ export interface ListingRequest {
 export class PaginationGuard {
   readonly #pages = new Map<string, number>();
 
-  constructor(
-    private readonly maxPagesPerListing: number,
-    private readonly maxListings = 10_000,
-  ) {}
+  constructor(private readonly maxListings = 10_000) {}
 
   /** Counts this request's page; returns the page number if it is past the bound, else undefined. */
-  overBound(sessionId: string, request: ListingRequest): number | undefined {
+  overBound(sessionId: string, request: ListingRequest, maxPagesPerListing: number): number | undefined {
     const key = `${sessionId}\u0000${request.method}`;
     const page = request.continues ? (this.#pages.get(key) ?? 1) + 1 : 1;
     this.#pages.delete(key);
@@ -35,6 +32,6 @@ export class PaginationGuard {
       const oldest = this.#pages.keys().next().value;
       if (oldest !== undefined) this.#pages.delete(oldest);
     }
-    return page > this.maxPagesPerListing ? page : undefined;
+    return page > maxPagesPerListing ? page : undefined;
   }
 }

@@ -134,7 +134,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   const metrics = options.metrics;
   const upstream = new URL(config.upstream.url);
   const upstreamOrigin = upstream.origin;
-  const pagination = new PaginationGuard(config.pagination.maxPagesPerListing);
+  const pagination = new PaginationGuard();
   const sessions = new SessionRegistry({
     maxSessions: 10_000,
     maxPendingPerSession: 1_000,
@@ -360,12 +360,11 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     if (!verdict.ok) throw new EdgeError(verdict.refusal);
     const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
     if (listing !== undefined && exchange.sessionId !== undefined) {
-      const page = pagination.overBound(exchange.sessionId, listing);
+      const bound = exchange.runtime.maxPagesPerListing;
+      const page = pagination.overBound(exchange.sessionId, listing, bound);
       if (page !== undefined) {
         exchange.outcome = 'pagination_bound';
-        throw new EdgeError(
-          paginationBoundAnswer(listing.id, listing.method, page, config.pagination.maxPagesPerListing),
-        );
+        throw new EdgeError(paginationBoundAnswer(listing.id, listing.method, page, bound));
       }
     }
     return body;
@@ -745,6 +744,9 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       // Stop accepting. GET streams (long-lived, resumable) end now; POST streams get the grace period, then
       // end cleanly with errors for what still waits, and the connections close once that has been written.
       const closing = app.close();
+      // Connections that finish their last exchange during shutdown close at once, not after keepAlive.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 200);
+      sweep.unref();
       for (const stream of openStreams) if (stream.longLived) stream.finish('mcp-edge is shutting down');
       const timer = setTimeout(() => {
         for (const stream of openStreams) stream.finish('mcp-edge shut down before the MCP server answered');
@@ -753,6 +755,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       timer.unref();
       await closing;
       clearTimeout(timer);
+      clearInterval(sweep);
     },
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);

@@ -16,6 +16,7 @@ export interface EdgeRuntime {
   tenants: TenantResolver;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
+  maxPagesPerListing: number;
   /** Headers that carry the edge's own credentials (API keys): they stop at the edge. */
   edgeCredentialHeaders: readonly string[];
   /** Largest ceilings per tenant, computed once per runtime (they bound what the edge holds). */
@@ -29,6 +30,7 @@ export function runtimeOf(config: EdgeConfig): EdgeRuntime {
     tenants: new TenantResolver(config.tenancy, Object.keys(config.tenants)),
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
+    maxPagesPerListing: config.pagination.maxPagesPerListing,
     edgeCredentialHeaders: config.tenancy.resolve.flatMap((r) =>
       'apiKey' in r && r.apiKey.header !== 'authorization' ? [r.apiKey.header] : [],
     ),

@@ -71,6 +71,25 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s', (signal) => {
   });
 });
 
+describe('with nothing left in flight', () => {
+  it('exits at once, not after the grace period, once clients have gone (even with the upstream down)', async () => {
+    const server = await startV1Server({ mode: 'stateful' });
+    const { child, url } = await startEdgeProcess(server.url, '20s');
+    const first = await connectV1Client(url);
+    await first.client.callTool({ name: 'echo', arguments: { text: 'a' } });
+    await first.transport.terminateSession();
+    await first.close();
+    const second = await connectV1Client(url);
+    await second.client.callTool({ name: 'sized', arguments: { bytes: 100_000 } });
+    await second.close();
+    await server.close();
+    const started = Date.now();
+    child.child.kill('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
 describe('past the grace period', () => {
   it('ends the stream cleanly: the waiting call gets a JSON-RPC error, not a hang, and the edge exits 0', async () => {
     const server = await upstream('stateless');
