@@ -1,0 +1,125 @@
+// Checks Kubernetes manifests against the Kubernetes OpenAPI schemas, as packaged by kubernetes-models
+// (and @kubernetes-models/prometheus-operator for the ServiceMonitor CRD), two ways:
+// - the generated JSON-schema validators: types, formats, enums and required fields;
+// - the generated TypeScript types: unknown fields. The validators accept those, but the API server
+//   refuses them (kubectl's default strict field validation), so a misspelt `readinesProbe` must fail here.
+import { join } from 'node:path';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Service } from 'kubernetes-models/v1/Service';
+import ts from 'typescript';
+import { REPO_ROOT } from '../support/processes.js';
+
+export interface Manifest {
+  /** Where it came from, for messages (e.g. `deployment.yaml#0`). */
+  origin: string;
+  value: Record<string, unknown>;
+}
+
+interface KindModel {
+  /** The module of the generated type and its interface name. */
+  typeModule: string;
+  typeName: string;
+  validate(value: unknown): void;
+}
+
+type ModelInput<T extends abstract new (...args: never[]) => unknown> = ConstructorParameters<T>[0];
+
+const MODELS: Readonly<Record<string, KindModel>> = {
+  'v1/ConfigMap': {
+    typeModule: 'kubernetes-models/v1/ConfigMap',
+    typeName: 'IConfigMap',
+    validate: (value) => new ConfigMap(value as ModelInput<typeof ConfigMap>).validate(),
+  },
+  'v1/Service': {
+    typeModule: 'kubernetes-models/v1/Service',
+    typeName: 'IService',
+    validate: (value) => new Service(value as ModelInput<typeof Service>).validate(),
+  },
+  'apps/v1/Deployment': {
+    typeModule: 'kubernetes-models/apps/v1/Deployment',
+    typeName: 'IDeployment',
+    validate: (value) => new Deployment(value as ModelInput<typeof Deployment>).validate(),
+  },
+  'monitoring.coreos.com/v1/ServiceMonitor': {
+    typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor',
+    typeName: 'IServiceMonitor',
+    validate: (value) => new ServiceMonitor(value as ModelInput<typeof ServiceMonitor>).validate(),
+  },
+};
+
+function modelKey(manifest: Manifest): string {
+  return `${String(manifest.value.apiVersion)}/${String(manifest.value.kind)}`;
+}
+
+function modelOf(manifest: Manifest): KindModel {
+  const model = MODELS[modelKey(manifest)];
+  if (model === undefined) throw new Error(`${manifest.origin}: no schema for ${modelKey(manifest)}`);
+  return model;
+}
+
+/** Problems the JSON-schema validators find, one line per manifest that fails. */
+export function schemaProblems(manifests: readonly Manifest[]): string[] {
+  const problems: string[] = [];
+  for (const manifest of manifests) {
+    try {
+      modelOf(manifest).validate(manifest.value);
+    } catch (error) {
+      problems.push(`${manifest.origin}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Problems the TypeScript checker finds when each manifest is written as an object literal of its
+ * generated type: excess property checks name every unknown field, at any depth.
+ */
+export function typeProblems(manifests: readonly Manifest[]): string[] {
+  // A file inside the repository, so that module resolution finds node_modules; it exists only in memory.
+  const fileName = join(REPO_ROOT, 'test/deploy/__manifests_as_types__.ts');
+  const lines: string[] = [];
+  manifests.forEach((manifest, index) => {
+    const model = modelOf(manifest);
+    lines.push(`import type { ${model.typeName} as T${index} } from '${model.typeModule}';`);
+  });
+  const origins: { line: number; origin: string }[] = [];
+  manifests.forEach((manifest, index) => {
+    origins.push({ line: lines.length, origin: manifest.origin });
+    lines.push(`export const m${index}: T${index} = ${JSON.stringify(manifest.value, null, 2)};`);
+  });
+  const source = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: [],
+  };
+  const host = ts.createCompilerHost(options);
+  const readFile = host.readFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.readFile = (path) => (path === fileName ? source : readFile(path));
+  host.fileExists = (path) => path === fileName || fileExists(path);
+  host.getSourceFile = (path, languageVersion, onError, shouldCreate) =>
+    path === fileName
+      ? ts.createSourceFile(path, source, languageVersion, true)
+      : getSourceFile(path, languageVersion, onError, shouldCreate);
+  const program = ts.createProgram([fileName], options, host);
+  const sourceFile = program.getSourceFile(fileName);
+  const diagnostics = [
+    ...program.getSyntacticDiagnostics(sourceFile),
+    ...program.getSemanticDiagnostics(sourceFile),
+  ];
+  return diagnostics.map((diagnostic) => {
+    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+    if (diagnostic.file === undefined || diagnostic.start === undefined) return message;
+    const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
+    const origin = [...origins].reverse().find((entry) => entry.line <= line)?.origin ?? '?';
+    return `${origin}: ${message} (${diagnostic.file.text.split('\n')[line]?.trim() ?? ''})`;
+  });
+}
