@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { PassThrough, pipeline, type Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import httpProxy from '@fastify/http-proxy';
+import type { RetryDetails } from '@fastify/reply-from';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -97,6 +98,8 @@ export interface EdgeServer {
 }
 
 const FORWARDED_METHODS = ['POST', 'GET', 'DELETE'] as const;
+/** Errors of a request written to a connection the upstream had already closed. */
+const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
 /** How much of a refused body is read and dropped (never held) so the client sees the 413. */
 const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
 const DISCARD_GRACE_MS = 2_000;
@@ -436,6 +439,10 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return reply.from(dest, replyOptions);
     },
     replyOptions: {
+      // A pooled connection the upstream closed while it sat idle resets the next request written to it; that
+      // request never reached the upstream, so it is sent once more on a fresh connection. Nothing else is retried.
+      retryDelay: ({ err, attempt }: RetryDetails) =>
+        attempt === 0 && STALE_CONNECTION_CODES.has((err as { code?: string } | null)?.code ?? '') ? 1 : null,
       rewriteRequestHeaders: (request, headers) => {
         const forwarded = upstreamRequestHeaders(
           headers as IncomingHttpHeaders,

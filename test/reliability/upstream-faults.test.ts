@@ -88,6 +88,32 @@ describe('JSON bodies that break', () => {
     expect(res.text).toBe('{"jsonrpc":"2.0","id":"c1","result":{}}');
   });
 
+  it('a request reset before any answer (a stale pooled connection) is sent once more; a second reset is a 502', async () => {
+    let connections = 0;
+    const flaky = track(
+      await startRawTcpUpstream(() => {
+        connections++;
+        return connections === 1
+          ? { bytes: '', after: 'reset' }
+          : {
+              bytes:
+                'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 39\r\n\r\n{"jsonrpc":"2.0","id":"c1","result":{}}',
+              after: 'end',
+            };
+      }),
+    );
+    const edge = track(await startTestEdge(flaky.url));
+    const res = await call(edge.url);
+    expect(res.status).toBe(200);
+    expect(flaky.received).toHaveLength(2);
+
+    const dead = track(await startRawTcpUpstream(() => ({ bytes: '', after: 'reset' })));
+    const edge2 = track(await startTestEdge(dead.url));
+    const res2 = await call(edge2.url);
+    expect(res2.status).toBe(502);
+    expect(dead.received).toHaveLength(2);
+  });
+
   it.each([
     [500, 'application/json', '{"jsonrpc":"2.0","id":"c1","error":{"code":-32603,"message":"boom"}}'],
     [502, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>'],

@@ -89,7 +89,7 @@ describe('valid files', () => {
       listen: { host: '0.0.0.0', port: 8080, path: '/mcp' },
       upstream: {
         url: 'http://127.0.0.1:3000/mcp',
-        timeouts: { connect: 10_000, headers: 120_000, idle: 0 },
+        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, idle: 0 },
         tls: { rejectUnauthorized: true },
         maxConnections: 128,
         preserveHost: false,
@@ -112,6 +112,7 @@ describe('valid files', () => {
         methods: {},
         tools: {},
       },
+      pagination: { maxPagesPerListing: 1000 },
       tenancy: { default: 'default', requireIdentified: false, resolve: [] },
       tenants: {},
     });
@@ -143,7 +144,12 @@ describe('valid files', () => {
       'edge.yaml',
       {},
     );
-    expect(config.upstream.timeouts).toEqual({ connect: 250, headers: 120_000, idle: 3_600_000 });
+    expect(config.upstream.timeouts).toEqual({
+      connect: 250,
+      headers: 120_000,
+      body: 120_000,
+      idle: 3_600_000,
+    });
     expect(config.server.allowedHosts).toEqual(['mcp.example.com', 'localhost:8080']);
     expect(config.server.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
     expect(config.server.maxHeaderBytes).toBe(32_000);
@@ -272,7 +278,7 @@ describe('invalid files name the key path and the line', () => {
     const problem = onlyProblem(yaml(...UPSTREAM, 'frobnicate: true'));
     expect(problem).toMatchObject({ keyPath: 'frobnicate', line: 3, column: 1 });
     expect(problem.reason).toBe(
-      'unknown key "frobnicate"; allowed here: listen, upstream, metrics, server, logging, limits, tenancy, tenants',
+      'unknown key "frobnicate"; allowed here: listen, upstream, metrics, server, logging, limits, pagination, tenancy, tenants',
     );
   });
 
