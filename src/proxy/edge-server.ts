@@ -3,7 +3,7 @@
 // the edge builds through one place (sendEdgeError).
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { PassThrough, pipeline, type Readable, Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import httpProxy from '@fastify/http-proxy';
@@ -146,6 +146,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   let runtime = runtimeOf(config);
   /** SSE streams being relayed, so shutdown can end them cleanly. */
   const openStreams = new Set<RelayedStream>();
+  /** GET exchanges (standalone streams) still waiting for the upstream's answer. */
+  const waitingGets = new Set<{ reply: FastifyReply }>();
   const { server: serverConfig } = config;
 
   const app = Fastify({
@@ -176,6 +178,25 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   }
 
   app.decorateRequest('edge', undefined);
+
+  // Client connections and how many responses each is carrying, so shutdown can close the idle ones itself
+  // (Node's own idle list misses a keep-alive connection whose earlier response was cut off).
+  const busyResponses = new Map<Socket, number>();
+  app.server.on('connection', (socket: Socket) => {
+    busyResponses.set(socket, 0);
+    socket.once('close', () => busyResponses.delete(socket));
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    const socket = request.raw.socket;
+    busyResponses.set(socket, (busyResponses.get(socket) ?? 0) + 1);
+    reply.raw.once('close', () => {
+      if (busyResponses.has(socket))
+        busyResponses.set(socket, Math.max(0, (busyResponses.get(socket) ?? 1) - 1));
+    });
+  });
+  const closeIdleConnections = () => {
+    for (const [socket, busy] of busyResponses) if (busy === 0) socket.destroy();
+  };
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof EdgeError) return sendEdgeError(reply, error.answer);
@@ -215,7 +236,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     handler: async () => {},
   });
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     // Health routes answer probes whatever their Host; only the MCP endpoint is an exchange, and only at its
     // exact path: no trailing segments, no encoded or dot-segment variants reach the upstream.
     const path = request.raw.url?.split('?')[0];
@@ -278,6 +299,16 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return;
     }
     request.edge = begin(decision.tenant);
+    // A response the client walked away from leaves its connection half-open; it can never be reused.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) request.raw.socket?.destroy();
+    });
+    if (request.method === 'GET') {
+      // A GET waits on the upstream for as long as it likes; shutdown must be able to answer it.
+      const waiting = { reply };
+      waitingGets.add(waiting);
+      reply.raw.once('close', () => waitingGets.delete(waiting));
+    }
   });
 
   // The one place a request body is read: never past the ceiling that can apply to it.
@@ -503,6 +534,11 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   /** The one place responses are transformed. */
   function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse): void {
     const exchange = exchangeOf(request);
+    if (reply.sent || reply.raw.destroyed) {
+      // Answered meanwhile (shutdown) or the client is gone: the upstream's answer has nowhere to go.
+      res.stream.destroy();
+      return;
+    }
     exchange.upstreamStatus = res.statusCode;
     if (exchange.upstreamSentAt !== undefined) {
       const seconds = Number(process.hrtime.bigint() - exchange.upstreamSentAt) / 1e9;
@@ -752,9 +788,14 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       // end cleanly with errors for what still waits, and the connections close once that has been written.
       const closing = app.close();
       // Connections that finish their last exchange during shutdown close at once, not after keepAlive.
-      const sweep = setInterval(() => app.server.closeIdleConnections(), 200);
+      const sweep = setInterval(closeIdleConnections, 200);
       sweep.unref();
       for (const stream of openStreams) if (stream.longLived) stream.finish('mcp-edge is shutting down');
+      for (const { reply } of waitingGets) {
+        if (!reply.sent && !reply.raw.headersSent) {
+          sendEdgeError(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
+        }
+      }
       const timer = setTimeout(() => {
         for (const stream of openStreams) stream.finish('mcp-edge shut down before the MCP server answered');
         setTimeout(() => app.server.closeAllConnections(), 500).unref();
