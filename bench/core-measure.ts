@@ -1,14 +1,17 @@
 // Non-asserting micro-benchmark: throughput of measureMessage against one JSON.parse of the same message.
-// Run: npx tsx bench/core-measure.ts   (BENCH_ROUNDS=n for more rounds)
+// Run: npx tsx bench/core-measure.ts   (BENCH_ROUNDS=n for more rounds; --json prints the rows as JSON)
+// bench/run.ts runs it in a child process (`--json`) as the harness's core micro-benchmark.
 //
 // "measure/parse" is the cost of measuring relative to the caller's JSON.parse; "total" is
 // (parse + measure) / parse, the figure the design targets (at most 1.5). Times are CPU times; parse and
 // measure runs are interleaved round by round and the median ratio is reported, so a busy machine skews both alike.
 
+import { pathToFileURL } from 'node:url';
 import { measureMessage } from '../src/core/measure.js';
 
 type Alphabet = 'ascii' | 'cjk+emoji';
 type Shape = 'text' | 'structured+compact-copy' | 'structured+pretty-copy';
+const SHAPES: readonly Shape[] = ['text', 'structured+compact-copy', 'structured+pretty-copy'];
 
 const SIZES: ReadonlyArray<readonly [string, number]> = [
   ['1 KiB', 1024],
@@ -112,65 +115,97 @@ function median(values: number[]): number {
   return sorted[sorted.length >> 1]!;
 }
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 9);
-const answers = { method: 'tools/call', tool: 'bench' };
-const cases = (['text', 'structured+compact-copy', 'structured+pretty-copy'] as const).flatMap((shape) =>
-  (['ascii', 'cjk+emoji'] as const).flatMap((alphabet) =>
-    SIZES.map(([label, target]) => {
-      const json = toolResult(shape, alphabet, target);
-      return {
-        shape,
-        alphabet,
-        label,
-        json,
-        bytes: new Uint8Array(Buffer.from(json, 'utf8')),
-        value: JSON.parse(json),
-      };
-    }),
-  ),
-);
-// Warm up every code path first, so no row pays for compilation.
-for (const c of cases) {
-  for (let i = 0; i < (c.bytes.length < 1 << 20 ? 200 : 3); i++) {
-    JSON.parse(c.json);
-    measureMessage(c.bytes, c.value, answers);
+export interface CoreMeasureRow {
+  shape: Shape;
+  alphabet: Alphabet;
+  label: string;
+  bytes: number;
+  parseMBps: number;
+  measureMBps: number;
+  /** Median over rounds of (measure time / parse time) for the same message. */
+  measureOverParse: number;
+  duplicatedBytes: number;
+}
+
+export function runCoreMeasure(rounds: number, shapes: readonly Shape[] = SHAPES): CoreMeasureRow[] {
+  const answers = { method: 'tools/call', tool: 'bench' };
+  const cases = shapes.flatMap((shape) =>
+    (['ascii', 'cjk+emoji'] as const).flatMap((alphabet) =>
+      SIZES.map(([label, target]) => {
+        const json = toolResult(shape, alphabet, target);
+        return {
+          shape,
+          alphabet,
+          label,
+          json,
+          bytes: new Uint8Array(Buffer.from(json, 'utf8')),
+          value: JSON.parse(json),
+        };
+      }),
+    ),
+  );
+  // Warm up every code path first, so no row pays for compilation.
+  for (const c of cases) {
+    for (let i = 0; i < (c.bytes.length < 1 << 20 ? 200 : 3); i++) {
+      JSON.parse(c.json);
+      measureMessage(c.bytes, c.value, answers);
+    }
+  }
+  return cases.map(({ shape, alphabet, label, json, bytes, value }) => {
+    const measured = measureMessage(bytes, value, answers);
+    // Enough repeats per round for about 30 ms of parsing.
+    const once = Math.max(
+      timeMs(() => JSON.parse(json), 5),
+      1e-3,
+    );
+    const repeat = Math.max(3, Math.round(30 / once));
+    const parseTimes: number[] = [];
+    const measureTimes: number[] = [];
+    const ratios: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const p = timeMs(() => JSON.parse(json), repeat);
+      const m = timeMs(() => measureMessage(bytes, value, answers), repeat);
+      parseTimes.push(p);
+      measureTimes.push(m);
+      ratios.push(m / p);
+    }
+    const mb = bytes.length / 1e6;
+    return {
+      shape,
+      alphabet,
+      label,
+      bytes: bytes.length,
+      parseMBps: mb / (median(parseTimes) / 1e3),
+      measureMBps: mb / (median(measureTimes) / 1e3),
+      measureOverParse: median(ratios),
+      duplicatedBytes: measured.duplicatedBytes,
+    };
+  });
+}
+
+function printRows(rows: CoreMeasureRow[]): void {
+  console.log(
+    'shape                    alphabet   size     bytes     parse MB/s  measure MB/s  measure/parse  total  dupBytes',
+  );
+  for (const row of rows) {
+    console.log(
+      [
+        row.shape.padEnd(24),
+        row.alphabet.padEnd(10),
+        row.label.padEnd(8),
+        String(row.bytes).padEnd(9),
+        row.parseMBps.toFixed(0).padStart(10),
+        row.measureMBps.toFixed(0).padStart(13),
+        row.measureOverParse.toFixed(3).padStart(14),
+        (1 + row.measureOverParse).toFixed(2).padStart(6),
+        String(row.duplicatedBytes).padStart(10),
+      ].join(' '),
+    );
   }
 }
 
-console.log(
-  'shape                    alphabet   size     bytes     parse MB/s  measure MB/s  measure/parse  total  dupBytes',
-);
-for (const { shape, alphabet, label, json, bytes, value } of cases) {
-  const measured = measureMessage(bytes, value, answers);
-  // Enough repeats per round for about 30 ms of parsing.
-  const once = Math.max(
-    timeMs(() => JSON.parse(json), 5),
-    1e-3,
-  );
-  const repeat = Math.max(3, Math.round(30 / once));
-  const parseTimes: number[] = [];
-  const measureTimes: number[] = [];
-  const ratios: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const p = timeMs(() => JSON.parse(json), repeat);
-    const m = timeMs(() => measureMessage(bytes, value, answers), repeat);
-    parseTimes.push(p);
-    measureTimes.push(m);
-    ratios.push(m / p);
-  }
-  const mb = bytes.length / 1e6;
-  const ratio = median(ratios);
-  console.log(
-    [
-      shape.padEnd(24),
-      alphabet.padEnd(10),
-      label.padEnd(8),
-      String(bytes.length).padEnd(9),
-      (mb / (median(parseTimes) / 1e3)).toFixed(0).padStart(10),
-      (mb / (median(measureTimes) / 1e3)).toFixed(0).padStart(13),
-      ratio.toFixed(3).padStart(14),
-      (1 + ratio).toFixed(2).padStart(6),
-      String(measured.duplicatedBytes).padStart(10),
-    ].join(' '),
-  );
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const rows = runCoreMeasure(Number(process.env.BENCH_ROUNDS ?? 9));
+  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(rows)}\n`);
+  else printRows(rows);
 }

@@ -1,0 +1,256 @@
+// The benchmark's verdicts and the text it prints: the measurements, then one table of the issue 7 targets
+// with PASS or MISS for each. Targets are fixed here, never relaxed by a setting.
+import type { CoreMeasureRow } from './core-measure.js';
+import type { HugeResult, IdleResult, PathId, WorkloadResult } from './run.js';
+
+export interface Verdict {
+  target: string;
+  measured: string;
+  verdict: 'PASS' | 'MISS';
+}
+
+export interface Report {
+  startedAt: string;
+  machine: Record<string, string | number>;
+  settings: Record<string, unknown>;
+  notes: string[];
+  core: CoreMeasureRow[] | undefined;
+  load: WorkloadResult[];
+  huge: HugeResult[];
+  idle: IdleResult[];
+  verdicts: Verdict[];
+}
+
+export const TARGETS = {
+  smallThroughputVsBare: 0.85,
+  smallAddedP50Ms: 1,
+  largeMbpsVsBare: 0.8,
+  coreMeasureOverParse: 1.5,
+  hugeGrowthMiB: 64,
+  hugeErrorMs: 2000,
+  idlePeakMiB: 150,
+} as const;
+
+function verdict(target: string, measured: string, pass: boolean): Verdict {
+  return { target, measured, verdict: pass ? 'PASS' : 'MISS' };
+}
+
+function fixed(value: number | undefined, digits: number): string {
+  return value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
+}
+
+export function evaluateTargets(report: Report): Verdict[] {
+  const out: Verdict[] = [];
+  for (const { workload: w, paths } of report.load) {
+    const enforce = paths['edge-enforce'];
+    if (enforce === undefined || w.target === undefined) continue;
+    if (w.target === 'small') {
+      const ratio = enforce.rpsVsBare ?? Number.NaN;
+      out.push(
+        verdict(
+          `${w.id}: enforce req/s >= ${TARGETS.smallThroughputVsBare}x bare proxy`,
+          `${fixed(ratio, 2)}x (${fixed(enforce.rps, 0)} vs ${fixed(paths.bare?.rps, 0)} req/s)`,
+          ratio >= TARGETS.smallThroughputVsBare,
+        ),
+      );
+      const addedMs = (enforce.addedP50Us ?? Number.NaN) / 1000;
+      out.push(
+        verdict(
+          `${w.id}: enforce added p50 over direct <= ${TARGETS.smallAddedP50Ms} ms (c=1)`,
+          `+${fixed(addedMs, 3)} ms (${fixed((enforce.probeP50Us ?? Number.NaN) / 1000, 3)} vs ${fixed((paths.direct?.probeP50Us ?? Number.NaN) / 1000, 3)} ms)`,
+          addedMs <= TARGETS.smallAddedP50Ms,
+        ),
+      );
+    } else {
+      const ratio = enforce.mbpsVsBare ?? Number.NaN;
+      out.push(
+        verdict(
+          `${w.id}: enforce MB/s >= ${TARGETS.largeMbpsVsBare}x bare proxy`,
+          `${fixed(ratio, 2)}x (${fixed(enforce.mbps, 0)} vs ${fixed(paths.bare?.mbps, 0)} MB/s)`,
+          ratio >= TARGETS.largeMbpsVsBare,
+        ),
+      );
+    }
+  }
+  for (const row of report.core ?? []) {
+    if (row.shape !== 'text') continue;
+    out.push(
+      verdict(
+        `core ${row.label} ${row.alphabet}: measure <= ${TARGETS.coreMeasureOverParse}x JSON.parse`,
+        `${fixed(row.measureOverParse, 3)}x (${fixed(row.measureMBps, 0)} vs ${fixed(row.parseMBps, 0)} MB/s)`,
+        row.measureOverParse <= TARGETS.coreMeasureOverParse,
+      ),
+    );
+  }
+  for (const h of report.huge) {
+    const kind = h.answer === 'huge-json' ? 'JSON' : 'SSE';
+    out.push(
+      verdict(
+        `1 GiB ${kind} body vs 4 MiB ceiling: RSS growth <= ${TARGETS.hugeGrowthMiB} MiB`,
+        `+${fixed(h.growthMiB, 1)} MiB`,
+        h.growthMiB <= TARGETS.hugeGrowthMiB,
+      ),
+    );
+    out.push(
+      verdict(
+        `1 GiB ${kind} body vs 4 MiB ceiling: client has its error < ${TARGETS.hugeErrorMs} ms`,
+        `${fixed(h.errorMs, 0)} ms`,
+        h.errorMs < TARGETS.hugeErrorMs,
+      ),
+    );
+  }
+  for (const idle of report.idle) {
+    if (idle.path !== 'edge-enforce') continue;
+    const allHeld = idle.opened === idle.streams && idle.stillOpen === idle.streams;
+    out.push(
+      verdict(
+        `${idle.streams} idle GET streams, ${idle.holdS} s: proxy RSS <= ${TARGETS.idlePeakMiB} MiB`,
+        `peak ${fixed(idle.peakMiB, 1)} MiB (${idle.stillOpen}/${idle.streams} held)`,
+        allHeld && idle.peakMiB <= TARGETS.idlePeakMiB,
+      ),
+    );
+  }
+  return out;
+}
+
+function table(headers: string[], rows: string[][], rightAligned: (i: number) => boolean): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (rightAligned(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (rightAligned(i) ? `${'-'.repeat(w + 1)}:` : `${'-'.repeat(w + 2)}`)).join('|')}|`;
+  return [line(headers), rule, ...rows.map(line)].join('\n');
+}
+
+const PATH_ORDER: PathId[] = ['direct', 'bare', 'nginx', 'edge-enforce', 'edge-observe', 'edge-enforce-info'];
+
+function loadTable(load: WorkloadResult[]): string {
+  const rows: string[][] = [];
+  for (const { workload: w, paths, limitRejections } of load) {
+    for (const id of PATH_ORDER) {
+      const p = paths[id];
+      if (p === undefined) continue;
+      rows.push([
+        w.id,
+        id,
+        fixed(p.rps, 0),
+        fixed(p.p50Ms, 0),
+        fixed(p.p99Ms, 0),
+        p.probeP50Us !== undefined ? fixed(p.probeP50Us / 1000, 3) : '-',
+        p.addedP50Us !== undefined ? fixed(p.addedP50Us / 1000, 3) : '-',
+        fixed(p.mbps, 1),
+        fixed(p.peakRssMiB, 0),
+        fixed(p.rpsVsBare, 2),
+        fixed(p.mbpsVsBare, 2),
+        fixed(p.cpuUsPerRequest, 0),
+        fixed(p.cpuVsBare, 2),
+        p.non2xx + p.errors > 0 ? `${p.non2xx} non-2xx, ${p.errors} errors` : '',
+      ]);
+    }
+    if (limitRejections !== undefined) {
+      rows.push([
+        w.id,
+        'edge-enforce',
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        `${limitRejections} refused (metrics)`,
+      ]);
+    }
+  }
+  return table(
+    [
+      'workload',
+      'path',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'c=1 p50 ms',
+      'added p50 ms',
+      'MB/s',
+      'peak RSS MiB',
+      'req/s vs bare',
+      'MB/s vs bare',
+      'CPU us/req',
+      'CPU vs bare',
+      'notes',
+    ],
+    rows,
+    (i) => i >= 2 && i <= 12,
+  );
+}
+
+function coreTable(core: CoreMeasureRow[]): string {
+  return table(
+    ['shape', 'alphabet', 'size', 'bytes', 'parse MB/s', 'measure MB/s', 'measure/parse'],
+    core.map((r) => [
+      r.shape,
+      r.alphabet,
+      r.label,
+      String(r.bytes),
+      fixed(r.parseMBps, 0),
+      fixed(r.measureMBps, 0),
+      fixed(r.measureOverParse, 3),
+    ]),
+    (i) => i >= 3,
+  );
+}
+
+function memoryTable(report: Report): string {
+  const rows: string[][] = [];
+  for (const h of report.huge) {
+    rows.push([
+      `1 GiB ${h.answer === 'huge-json' ? 'JSON' : 'SSE'} body vs 4 MiB ceiling`,
+      'edge-enforce',
+      h.runs.map((r) => fixed(r.errorMs, 0)).join(' / '),
+      h.runs.map((r) => fixed(r.growthMiB, 1)).join(' / '),
+      h.runs.map((r) => fixed(r.baselineMiB, 0)).join(' / '),
+      h.runs.every((r) => r.ok) ? 'client got the JSON-RPC error' : 'NO error received',
+    ]);
+  }
+  for (const i of report.idle) {
+    rows.push([
+      `${i.streams} idle GET streams, ${i.holdS} s`,
+      i.path,
+      `opened in ${i.openMs}`,
+      `held ${fixed(i.heldMiB, 1)}, peak ${fixed(i.peakMiB, 1)}`,
+      fixed(i.baselineMiB, 0),
+      `${i.connected} connected, ${i.opened} got 200 headers, ${i.stillOpen} still open at the end` +
+        (i.opened < i.streams ? ` (${i.statuses.join('; ')})` : ''),
+    ]);
+  }
+  return table(
+    ['memory workload', 'path', 'ms (runs)', 'RSS MiB', 'RSS before MiB', 'notes'],
+    rows,
+    () => false,
+  );
+}
+
+export function formatReport(report: Report): string {
+  const parts: string[] = [
+    `mcp-edge benchmark, ${report.startedAt}`,
+    `machine: ${report.machine.nproc} cores, ${report.machine.cpu}, node ${report.machine.node}, ${report.machine.nginx}`,
+    `load average (1, 5, 15 min): ${report.machine.loadAverageAtStart} at start, ${report.machine.loadAverageAtEnd} at end`,
+    ...report.notes.map((n) => `note: ${n}`),
+  ];
+  if (report.load.length > 0) parts.push('', loadTable(report.load));
+  if (report.huge.length + report.idle.length > 0) parts.push('', memoryTable(report));
+  if (report.core !== undefined) parts.push('', coreTable(report.core));
+  parts.push(
+    '',
+    'Targets (issue 7)',
+    table(
+      ['target', 'measured (median)', 'result'],
+      report.verdicts.map((v) => [v.target, v.measured, v.verdict]),
+      () => false,
+    ),
+  );
+  const missed = report.verdicts.filter((v) => v.verdict === 'MISS').length;
+  parts.push(`${report.verdicts.length - missed} of ${report.verdicts.length} targets met`);
+  return parts.join('\n');
+}

@@ -1,0 +1,765 @@
+// `npm run bench`: the cost of measuring and enforcing, side by side (issue 7).
+//
+// Everything runs on 127.0.0.1, each part in its own process: the fast upstream (bench/upstream.ts), the
+// paths to it (direct; a bare @fastify/http-proxy; nginx when installed; mcp-edge enforce; mcp-edge observe),
+// and the load (autocannon, and bench/latency-probe.ts for unloaded latency). Paths alternate within each
+// round; figures are medians over rounds, and ratios are medians of the per-round ratios (paths of one round
+// ran seconds apart, so a busy moment of this shared machine weighs on all of them alike).
+//
+// Settings (environment): BENCH_ROUNDS (5), BENCH_SECONDS per load run (3), BENCH_IDLE_HOLD_S (60),
+// BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,load,huge,idle),
+// BENCH_WORKLOADS (all; e.g. json-1k,sse-1k), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
+// BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CoreMeasureRow } from './core-measure.js';
+import {
+  cpuMsOf,
+  freePort,
+  memoryOf,
+  type Proc,
+  resetPeak,
+  runToEnd,
+  sampleMemory,
+  sleep,
+  startProcess,
+  waitForHttp,
+} from './proc.js';
+import { evaluateTargets, formatReport, type Report } from './report.js';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const BUILT = join(REPO, 'dist', 'bench', 'bench');
+const EDGE_CLI = join(REPO, 'dist', 'cli.js');
+const AUTOCANNON = join(REPO, 'node_modules', 'autocannon', 'autocannon.js');
+const NODE = process.execPath;
+
+function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+const SETTINGS = {
+  rounds: envNumber('BENCH_ROUNDS', 5),
+  seconds: envNumber('BENCH_SECONDS', 3),
+  idleHoldS: envNumber('BENCH_IDLE_HOLD_S', 60),
+  idleStreams: envNumber('BENCH_IDLE_STREAMS', 1000),
+  probeCount: envNumber('BENCH_PROBE_COUNT', 1000),
+  hugeRuns: envNumber('BENCH_HUGE_RUNS', 3),
+  sections: (process.env.BENCH_SECTIONS ?? 'core,load,huge,idle').split(','),
+  workloads: process.env.BENCH_WORKLOADS?.split(','),
+  paths: process.env.BENCH_PATHS?.split(','),
+  cpuProfDir: process.env.BENCH_CPU_PROF,
+};
+
+function pathWanted(id: PathId): boolean {
+  return id === 'direct' || SETTINGS.paths === undefined || SETTINGS.paths.includes(id);
+}
+
+export type PathId = 'direct' | 'bare' | 'nginx' | 'edge-enforce' | 'edge-observe' | 'edge-enforce-info';
+
+export interface Workload {
+  id: string;
+  title: string;
+  answer: string;
+  tool: string;
+  connections: number;
+  /** Also run the unloaded latency probe (c=1). */
+  probe: boolean;
+  /** Which target applies to mcp-edge enforce on this workload. */
+  target: 'small' | 'large' | undefined;
+  extraPaths: PathId[];
+}
+
+const WORKLOADS: Workload[] = [
+  {
+    id: 'json-1k',
+    title: 'tools/call, 1 KiB result, JSON',
+    answer: 'json-1k',
+    tool: 'small',
+    connections: 10,
+    probe: true,
+    target: 'small',
+    extraPaths: ['edge-enforce-info'],
+  },
+  {
+    id: 'sse-1k',
+    title: 'tools/call, 1 KiB result, SSE',
+    answer: 'sse-1k',
+    tool: 'small',
+    connections: 10,
+    probe: true,
+    target: 'small',
+    extraPaths: [],
+  },
+  {
+    id: 'json-1m',
+    title: '1 MiB result, JSON',
+    answer: 'json-1m',
+    tool: 'medium',
+    connections: 4,
+    probe: false,
+    target: 'large',
+    extraPaths: [],
+  },
+  {
+    id: 'sse-1m',
+    title: '1 MiB result, SSE',
+    answer: 'sse-1m',
+    tool: 'medium',
+    connections: 4,
+    probe: false,
+    target: 'large',
+    extraPaths: [],
+  },
+  {
+    id: 'json-8m',
+    title: '8 MiB result, JSON',
+    answer: 'json-8m',
+    tool: 'big',
+    connections: 2,
+    probe: false,
+    target: 'large',
+    extraPaths: [],
+  },
+  {
+    id: 'sse-8m',
+    title: '8 MiB result, SSE',
+    answer: 'sse-8m',
+    tool: 'big',
+    connections: 2,
+    probe: false,
+    target: 'large',
+    extraPaths: [],
+  },
+  {
+    id: 'progress',
+    title: 'SSE: 200 progress notifications, then a 1 KiB result',
+    answer: 'progress',
+    tool: 'small',
+    connections: 10,
+    probe: true,
+    target: undefined,
+    extraPaths: [],
+  },
+  {
+    id: 'mix',
+    title: 'JSON, 1 KiB results, 5% are 128 KiB over a 64 KiB ceiling',
+    answer: 'mix',
+    tool: 'mix',
+    connections: 10,
+    probe: false,
+    target: undefined,
+    extraPaths: [],
+  },
+];
+
+interface PathRun {
+  id: PathId;
+  url: string;
+  proc: Proc | undefined;
+  /** mcp-edge only: its Prometheus endpoint. */
+  metricsUrl?: string;
+}
+
+function edgeYaml(options: {
+  port: number;
+  metricsPort: number;
+  upstreamPort: number;
+  mode: 'enforce' | 'observe';
+  level: string;
+  maxConnections: number;
+}): string {
+  return `listen: { host: 127.0.0.1, port: ${options.port}, path: /mcp }
+upstream:
+  url: http://127.0.0.1:${options.upstreamPort}/mcp
+  maxConnections: ${options.maxConnections}
+metrics: { enabled: true, host: 127.0.0.1, port: ${options.metricsPort} }
+logging: { level: ${options.level} }
+limits:
+  mode: ${options.mode}
+  response: { maxMessageBytes: 4MiB }
+  tools:
+    big: { response: { maxMessageBytes: 16MiB } }
+    mix: { response: { maxMessageBytes: 64KiB } }
+    huge: { response: { maxMessageBytes: 4MiB } }
+`;
+}
+
+function nginxConf(prefix: string, port: number, upstreamPort: number): string {
+  return `worker_processes 1;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  upstream mcp { server 127.0.0.1:${upstreamPort}; keepalive 128; }
+  server {
+    listen 127.0.0.1:${port};
+    location = /healthz { return 200 'ok'; }
+    location /mcp {
+      proxy_pass http://mcp;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_request_buffering off;
+      proxy_read_timeout 3600s;
+      client_max_body_size 4m;
+    }
+  }
+}
+`;
+}
+
+function nginxBinary(): string | undefined {
+  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+class Harness {
+  readonly work = mkdtempSync(join(tmpdir(), 'mcp-edge-bench-'));
+  readonly procs = new Set<Proc>();
+  upstreamPort = 0;
+
+  log(name: string): string {
+    return join(this.work, `${name}.log`);
+  }
+
+  track(proc: Proc): Proc {
+    this.procs.add(proc);
+    void proc.exited.then(() => this.procs.delete(proc));
+    return proc;
+  }
+
+  async startUpstream(): Promise<void> {
+    this.upstreamPort = await freePort();
+    const proc = this.track(
+      startProcess(
+        'upstream',
+        NODE,
+        [join(BUILT, 'upstream.js'), String(this.upstreamPort)],
+        this.log('upstream'),
+      ),
+    );
+    await waitForHttp(`http://127.0.0.1:${this.upstreamPort}/healthz`, proc);
+  }
+
+  async startPath(id: PathId, maxConnections = 128): Promise<PathRun> {
+    if (id === 'direct') return { id, url: `http://127.0.0.1:${this.upstreamPort}/mcp`, proc: undefined };
+    const port = await freePort();
+    let proc: Proc;
+    let metricsUrl: string | undefined;
+    // BENCH_CPU_PROF profiles the two Node proxies whose difference the targets are about.
+    const profile =
+      SETTINGS.cpuProfDir !== undefined && (id === 'edge-enforce' || id === 'bare')
+        ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir, '--cpu-prof-name', `${id}-${port}.cpuprofile`]
+        : [];
+    if (id === 'bare') {
+      proc = startProcess(
+        id,
+        NODE,
+        [
+          ...profile,
+          join(BUILT, 'bare-proxy.js'),
+          String(port),
+          `http://127.0.0.1:${this.upstreamPort}`,
+          String(maxConnections),
+        ],
+        this.log(id),
+      );
+    } else if (id === 'nginx') {
+      const binary = nginxBinary();
+      if (binary === undefined) throw new Error('nginx is not installed');
+      const prefix = mkdtempSync(join(this.work, 'nginx-'));
+      writeFileSync(join(prefix, 'nginx.conf'), nginxConf(prefix, port, this.upstreamPort));
+      proc = startProcess(
+        id,
+        binary,
+        ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],
+        this.log(id),
+      );
+    } else {
+      const file = join(this.work, `${id}-${port}.yaml`);
+      const metricsPort = await freePort();
+      metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+      writeFileSync(
+        file,
+        edgeYaml({
+          port,
+          metricsPort,
+          upstreamPort: this.upstreamPort,
+          mode: id === 'edge-observe' ? 'observe' : 'enforce',
+          level: id === 'edge-enforce-info' ? 'info' : 'warn',
+          maxConnections,
+        }),
+      );
+      proc = startProcess(id, NODE, [...profile, EDGE_CLI, '--config', file], this.log(`${id}-${port}`));
+    }
+    this.track(proc);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, proc);
+    return {
+      id,
+      url: `http://127.0.0.1:${port}/mcp`,
+      proc,
+      ...(metricsUrl !== undefined ? { metricsUrl } : {}),
+    };
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.procs].map((p) => p.stop()));
+  }
+}
+
+function requestBody(tool: string): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: tool, arguments: {} },
+  });
+}
+
+export interface CannonRun {
+  /** CPU time the path's proxy process used per request (microseconds); undefined for direct. */
+  cpuUsPerRequest: number | undefined;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  mbps: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function cannon(h: Harness, path: PathRun, w: Workload, seconds: number): Promise<CannonRun> {
+  const cpuBefore = path.proc !== undefined ? cpuMsOf(path.proc.pid) : 0;
+  const out = await runToEnd(
+    NODE,
+    [
+      AUTOCANNON,
+      '-j',
+      '-n',
+      '-c',
+      String(w.connections),
+      '-d',
+      String(seconds),
+      '-m',
+      'POST',
+      '-H',
+      'content-type=application/json',
+      '-H',
+      'accept=application/json, text/event-stream',
+      '-H',
+      'mcp-protocol-version=2025-06-18',
+      '-H',
+      `x-bench-answer=${w.answer}`,
+      '-b',
+      requestBody(w.tool),
+      path.url,
+    ],
+    h.log('autocannon'),
+    (seconds + 30) * 1000,
+  );
+  const r = JSON.parse(out) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    throughput: { average: number };
+    non2xx: number;
+    errors: number;
+    timeouts: number;
+  };
+  const cpuMs = path.proc !== undefined ? cpuMsOf(path.proc.pid) - cpuBefore : undefined;
+  return {
+    cpuUsPerRequest:
+      cpuMs !== undefined && r.requests.total > 0 ? (cpuMs * 1000) / r.requests.total : undefined,
+    rps: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    mbps: r.throughput.average / 1e6,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
+}
+
+export interface ProbeRun {
+  p50Us: number;
+  p99Us: number;
+}
+
+async function probe(h: Harness, url: string, w: Workload, count: number): Promise<ProbeRun> {
+  const out = await runToEnd(
+    NODE,
+    [join(BUILT, 'latency-probe.js'), url, w.answer, w.tool, String(count)],
+    h.log('latency-probe'),
+    120_000,
+  );
+  return JSON.parse(out) as ProbeRun;
+}
+
+export function median(values: number[]): number {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export interface PathSummary {
+  /** Proxy CPU time per request (microseconds): what the proxy costs, whatever else the machine runs. */
+  cpuUsPerRequest: number | undefined;
+  cpuVsBare: number | undefined;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  mbps: number;
+  probeP50Us: number | undefined;
+  probeP99Us: number | undefined;
+  /** Median over rounds of (probe p50 of this path - probe p50 of direct). */
+  addedP50Us: number | undefined;
+  /** Median over rounds of this path's req/s (and MB/s) over the bare proxy's. */
+  rpsVsBare: number | undefined;
+  mbpsVsBare: number | undefined;
+  peakRssMiB: number | undefined;
+  non2xx: number;
+  errors: number;
+}
+
+export interface WorkloadResult {
+  workload: Workload;
+  paths: Partial<Record<PathId, PathSummary>>;
+  rounds: Partial<Record<PathId, { cannon: CannonRun[]; probe: ProbeRun[] }>>;
+  limitRejections?: number;
+}
+
+async function metricSum(metricsUrl: string, family: string): Promise<number> {
+  const res = await fetch(metricsUrl);
+  const text = await res.text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${family}{`) || line.startsWith(`${family} `)) sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}
+
+async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<WorkloadResult> {
+  const seconds = SETTINGS.seconds;
+  const rounds: WorkloadResult['rounds'] = {};
+  for (const p of paths) {
+    rounds[p.id] = { cannon: [], probe: [] };
+    await cannon(h, p, w, 1); // warm-up, discarded
+  }
+  for (const p of paths) if (p.proc !== undefined) resetPeak(p.proc.pid);
+  const samplers = new Map(
+    paths.flatMap((p) => (p.proc !== undefined ? [[p.id, sampleMemory(p.proc.pid, 200)] as const] : [])),
+  );
+  for (let round = 0; round < SETTINGS.rounds; round++) {
+    const order = paths.map((_, i) => paths[(i + round) % paths.length]!);
+    for (const p of order) {
+      const run = await cannon(h, p, w, seconds);
+      rounds[p.id]!.cannon.push(run);
+      process.stderr.write(
+        `  ${w.id} round ${round + 1} ${p.id.padEnd(17)} ${run.rps.toFixed(0).padStart(6)} req/s ${run.mbps.toFixed(1).padStart(7)} MB/s p50 ${run.p50Ms} ms cpu/req ${run.cpuUsPerRequest?.toFixed(0) ?? '-'} us\n`,
+      );
+    }
+    if (w.probe) {
+      for (const p of order) rounds[p.id]!.probe.push(await probe(h, p.url, w, SETTINGS.probeCount));
+    }
+  }
+  const peaks = new Map([...samplers].map(([id, s]) => [id, s.stop().peakKiB / 1024] as const));
+  const perRound = (id: PathId, pick: (c: CannonRun) => number) => rounds[id]!.cannon.map(pick);
+  const summary: WorkloadResult['paths'] = {};
+  const hasBare = rounds.bare !== undefined;
+  for (const p of paths) {
+    const r = rounds[p.id]!;
+    const ratio = (pick: (c: CannonRun) => number) =>
+      hasBare && p.id !== 'direct'
+        ? median(r.cannon.map((c, i) => pick(c) / pick(rounds.bare!.cannon[i]!)))
+        : undefined;
+    const cpu = (c: CannonRun) => c.cpuUsPerRequest ?? Number.NaN;
+    summary[p.id] = {
+      cpuUsPerRequest: p.proc !== undefined ? median(perRound(p.id, cpu)) : undefined,
+      cpuVsBare: p.proc !== undefined ? ratio(cpu) : undefined,
+      rps: median(perRound(p.id, (c) => c.rps)),
+      p50Ms: median(perRound(p.id, (c) => c.p50Ms)),
+      p99Ms: median(perRound(p.id, (c) => c.p99Ms)),
+      mbps: median(perRound(p.id, (c) => c.mbps)),
+      probeP50Us: w.probe ? median(r.probe.map((x) => x.p50Us)) : undefined,
+      probeP99Us: w.probe ? median(r.probe.map((x) => x.p99Us)) : undefined,
+      addedP50Us:
+        w.probe && p.id !== 'direct'
+          ? median(r.probe.map((x, i) => x.p50Us - rounds.direct!.probe[i]!.p50Us))
+          : undefined,
+      rpsVsBare: ratio((c) => c.rps),
+      mbpsVsBare: ratio((c) => c.mbps),
+      peakRssMiB: peaks.get(p.id),
+      non2xx: r.cannon.reduce((a, c) => a + c.non2xx, 0),
+      errors: r.cannon.reduce((a, c) => a + c.errors, 0),
+    };
+  }
+  return { workload: w, paths: summary, rounds };
+}
+
+export interface HugeResult {
+  answer: string;
+  runs: {
+    errorMs: number;
+    growthMiB: number;
+    baselineMiB: number;
+    peakMiB: number;
+    ok: boolean;
+    head: string;
+  }[];
+  errorMs: number;
+  growthMiB: number;
+}
+
+async function warmEdge(h: Harness, url: string): Promise<void> {
+  await probe(h, url, WORKLOADS[0]!, 50);
+}
+
+async function runHuge(h: Harness, answer: 'huge-json' | 'huge-sse'): Promise<HugeResult> {
+  const runs: HugeResult['runs'] = [];
+  for (let i = 0; i < SETTINGS.hugeRuns; i++) {
+    const edge = await h.startPath('edge-enforce');
+    const pid = edge.proc!.pid;
+    await warmEdge(h, edge.url);
+    await sleep(500);
+    const baselineKiB = memoryOf(pid).rssKiB;
+    resetPeak(pid);
+    const sampler = sampleMemory(pid, 20);
+    const out = await runToEnd(
+      NODE,
+      [join(BUILT, 'huge-client.js'), edge.url, answer, '30000'],
+      h.log('huge'),
+      60_000,
+    );
+    // Whatever the edge still does after answering counts too.
+    await sleep(1000);
+    const { peakKiB } = sampler.stop();
+    const r = JSON.parse(out) as { ok: boolean; errorMs: number; head?: string; error?: string };
+    runs.push({
+      errorMs: r.errorMs,
+      ok: r.ok,
+      baselineMiB: baselineKiB / 1024,
+      peakMiB: peakKiB / 1024,
+      growthMiB: (peakKiB - baselineKiB) / 1024,
+      head: (r.head ?? r.error ?? '').slice(0, 200),
+    });
+    process.stderr.write(
+      `  ${answer} run ${i + 1}: error after ${r.errorMs.toFixed(0)} ms, RSS +${((peakKiB - baselineKiB) / 1024).toFixed(1)} MiB, ok=${r.ok}\n`,
+    );
+    await edge.proc!.stop();
+  }
+  return {
+    answer,
+    runs,
+    errorMs: median(runs.map((r) => (r.ok ? r.errorMs : Number.POSITIVE_INFINITY))),
+    growthMiB: median(runs.map((r) => r.growthMiB)),
+  };
+}
+
+export interface IdleResult {
+  path: PathId;
+  streams: number;
+  /** TCP connections made and requests sent. */
+  connected: number;
+  /** Streams whose 200 response headers arrived. */
+  opened: number;
+  statuses: string[];
+  stillOpen: number;
+  openMs: number;
+  holdS: number;
+  baselineMiB: number;
+  heldMiB: number;
+  peakMiB: number;
+}
+
+async function runIdle(h: Harness, id: PathId): Promise<IdleResult> {
+  const path = await h.startPath(id, SETTINGS.idleStreams + 100);
+  const pid = path.proc!.pid;
+  await warmEdge(h, path.url);
+  await sleep(500);
+  const baselineKiB = memoryOf(pid).rssKiB;
+  resetPeak(pid);
+  const sampler = sampleMemory(pid, 250);
+  const port = new URL(path.url).port;
+  const client = h.track(
+    startProcess(
+      'idle-streams',
+      NODE,
+      [
+        join(BUILT, 'idle-streams.js'),
+        port,
+        '/mcp',
+        String(SETTINGS.idleStreams),
+        String(SETTINGS.idleHoldS),
+      ],
+      h.log(`idle-${id}`),
+    ),
+  );
+  // RSS just before the client lets go: the streams are all still open then.
+  const log = h.log(`idle-${id}`);
+  while (!readFileSync(log, 'utf8').includes('open ') && client.child.exitCode === null) await sleep(100);
+  await sleep(Math.max(0, SETTINGS.idleHoldS * 1000 - 1500));
+  const heldKiB = memoryOf(pid).rssKiB;
+  await client.exited;
+  const { peakKiB } = sampler.stop();
+  const lines = readFileSync(log, 'utf8').trim().split('\n');
+  const summary = JSON.parse(lines[lines.length - 1] ?? '{}') as {
+    connected?: number;
+    opened?: number;
+    stillOpen?: number;
+    openMs?: number;
+    statuses?: string[];
+  };
+  await path.proc!.stop();
+  const result: IdleResult = {
+    path: id,
+    streams: SETTINGS.idleStreams,
+    connected: summary.connected ?? 0,
+    opened: summary.opened ?? 0,
+    statuses: summary.statuses ?? [],
+    stillOpen: summary.stillOpen ?? 0,
+    openMs: summary.openMs ?? 0,
+    holdS: SETTINGS.idleHoldS,
+    baselineMiB: baselineKiB / 1024,
+    heldMiB: heldKiB / 1024,
+    peakMiB: peakKiB / 1024,
+  };
+  process.stderr.write(
+    `  idle ${id}: ${result.connected} connected, ${result.opened} with headers (${result.stillOpen} still open at the end), RSS ${result.baselineMiB.toFixed(0)} -> held ${result.heldMiB.toFixed(0)} MiB, peak ${result.peakMiB.toFixed(0)} MiB\n`,
+  );
+  return result;
+}
+
+function machine(): Record<string, string | number> {
+  const model =
+    readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? cpus()[0]?.model ?? '';
+  let free = '';
+  try {
+    free = execFileSync('free', ['-h'], { encoding: 'utf8' });
+  } catch {
+    free = `${(totalmem() / 2 ** 30).toFixed(1)} GiB total, ${(freemem() / 2 ** 30).toFixed(1)} GiB free`;
+  }
+  let nproc = cpus().length;
+  try {
+    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+  } catch {}
+  return { nproc, cpu: model, node: process.version, free: free.trim(), nginx: nginxVersion() };
+}
+
+function nginxVersion(): string {
+  const binary = nginxBinary();
+  if (binary === undefined) return 'absent';
+  try {
+    return (
+      execFileSync(binary, ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim() ||
+      'present'
+    );
+  } catch (err) {
+    return String((err as { stderr?: string }).stderr ?? 'present').trim();
+  }
+}
+
+async function main(): Promise<void> {
+  const h = new Harness();
+  const startedAt = new Date();
+  const report: Report = {
+    startedAt: startedAt.toISOString(),
+    machine: {
+      ...machine(),
+      loadAverageAtStart: loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' '),
+    },
+    settings: { ...SETTINGS },
+    notes: [],
+    core: undefined,
+    load: [],
+    huge: [],
+    idle: [],
+    verdicts: [],
+  };
+  const nginxPresent = nginxBinary() !== undefined;
+  if (!nginxPresent)
+    report.notes.push('nginx is not installed: the nginx path is skipped (apt-get install nginx to add it)');
+  const stopping = () => {
+    void h.stopAll().then(() => process.exit(130));
+  };
+  process.once('SIGINT', stopping);
+  process.once('SIGTERM', stopping);
+  try {
+    if (SETTINGS.sections.includes('core')) {
+      process.stderr.write('core: measureMessage vs JSON.parse\n');
+      const out = await runToEnd(NODE, [join(BUILT, 'core-measure.js'), '--json'], h.log('core'), 900_000);
+      report.core = JSON.parse(out) as CoreMeasureRow[];
+    }
+    await h.startUpstream();
+    if (SETTINGS.sections.includes('load')) {
+      const ids = (
+        [
+          'direct',
+          'bare',
+          ...(nginxPresent ? (['nginx'] as const) : []),
+          'edge-enforce',
+          'edge-observe',
+        ] as PathId[]
+      ).filter(pathWanted);
+      const running = new Map<PathId, PathRun>();
+      for (const id of [...ids, 'edge-enforce-info' as const].filter(pathWanted)) {
+        running.set(id, await h.startPath(id));
+      }
+      for (const w of WORKLOADS) {
+        if (SETTINGS.workloads !== undefined && !SETTINGS.workloads.includes(w.id)) continue;
+        process.stderr.write(`load: ${w.id} (${w.title})\n`);
+        const paths = [...ids, ...w.extraPaths.filter(pathWanted)].map((id) => running.get(id)!);
+        const result = await runWorkload(h, w, paths);
+        const enforce = running.get('edge-enforce');
+        if (w.id === 'mix' && enforce?.metricsUrl !== undefined) {
+          // Cumulative over the whole run: only the mix goes over a ceiling.
+          result.limitRejections = await metricSum(enforce.metricsUrl, 'mcp_edge_limit_exceeded_total');
+        }
+        report.load.push(result);
+      }
+      for (const p of running.values()) await p.proc?.stop();
+    }
+    if (SETTINGS.sections.includes('huge')) {
+      process.stderr.write('memory: 1 GiB upstream body against a 4 MiB ceiling\n');
+      report.huge.push(await runHuge(h, 'huge-json'));
+      report.huge.push(await runHuge(h, 'huge-sse'));
+    }
+    if (SETTINGS.sections.includes('idle')) {
+      process.stderr.write(`memory: ${SETTINGS.idleStreams} idle GET streams held ${SETTINGS.idleHoldS} s\n`);
+      for (const id of ['edge-enforce', 'bare', ...(nginxPresent ? (['nginx'] as const) : [])] as PathId[]) {
+        report.idle.push(await runIdle(h, id));
+      }
+    }
+  } finally {
+    await h.stopAll();
+  }
+  report.machine.loadAverageAtEnd = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  report.verdicts = evaluateTargets(report);
+  const text = formatReport(report);
+  process.stdout.write(`${text}\n`);
+  const resultsDir = join(REPO, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ ...report, table: text }, null, 2)}\n`);
+  process.stdout.write(`results: ${file}\n`);
+  rmSync(h.work, { recursive: true, force: true });
+  const missed = report.verdicts.filter((v) => v.verdict === 'MISS').length;
+  if (missed > 0) process.stdout.write(`${missed} target(s) missed\n`);
+}
+
+void main();
