@@ -415,7 +415,8 @@ export const edgeConfigSchema = z
           rejectUnauthorized: z.boolean().default(true),
         })
         .prefault({}),
-      maxConnections: z.number().int().min(1).default(128),
+      // Each open SSE stream holds one upstream connection, so this also caps concurrent streams.
+      maxConnections: z.number().int().min(1).default(4096),
       // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
       preserveHost: z.boolean().default(false),
     }),

@@ -91,7 +91,7 @@ describe('valid files', () => {
         url: 'http://127.0.0.1:3000/mcp',
         timeouts: { connect: 10_000, headers: 120_000, body: 120_000, idle: 0 },
         tls: { rejectUnauthorized: true },
-        maxConnections: 128,
+        maxConnections: 4096,
         preserveHost: false,
       },
       metrics: { enabled: true, host: '127.0.0.1', port: 9464, path: '/metrics' },
