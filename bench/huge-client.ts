@@ -1,5 +1,7 @@
 // Asks for a tool result far over its ceiling (the upstream streams 1 GiB) and times how long until the
-// client has the whole answer: mcp-edge's JSON-RPC error in place of the result. Prints one JSON line.
+// client has mcp-edge's JSON-RPC error in place of the result: for JSON the whole body, for SSE the error
+// event (an SDK client settles the call then; the stream itself ends when the upstream's does, timed too).
+// Prints one JSON line.
 // Run: node dist/bench/bench/huge-client.js URL ANSWER(huge-json|huge-sse) TIMEOUT_MS
 import { request } from 'node:http';
 
@@ -37,9 +39,12 @@ function main(): void {
       const headersMs = elapsed();
       let bytes = 0;
       let head = '';
+      let errorEventMs: number | undefined;
       res.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
         if (head.length < KEEP) head += chunk.toString('utf8', 0, Math.min(chunk.length, KEEP));
+        if (errorEventMs === undefined && /\n\n/.test(head) && /"error":\{"code"/.test(head))
+          errorEventMs = elapsed();
       });
       res.once('end', () => {
         const match = head.match(/"error":\{"code":(-?\d+)/);
@@ -47,7 +52,8 @@ function main(): void {
           ok: match !== null,
           status: res.statusCode,
           headersMs,
-          errorMs: elapsed(),
+          errorMs: answer === 'huge-sse' ? (errorEventMs ?? elapsed()) : elapsed(),
+          endMs: elapsed(),
           bytes,
           errorCode: match ? Number(match[1]) : null,
           head: head.slice(0, 300),

@@ -30,6 +30,8 @@ export class SseResponseInspector {
   #scanner: EnvelopeHeadScanner | undefined;
   #lastWasCr = false;
   #sawEventId = false;
+  #answeredEarly = false;
+  readonly #holdBytes: number;
 
   /** holdBytes: the largest ceiling any message of this stream can have (null: no ceiling anywhere). */
   constructor(
@@ -38,7 +40,8 @@ export class SseResponseInspector {
     /** Called once per event that carries data (for the events counter). */
     private readonly onEvent?: () => void,
   ) {
-    this.#framer = new SseFramer({ maxDataBytes: holdBytes ?? Number.POSITIVE_INFINITY });
+    this.#holdBytes = holdBytes ?? Number.POSITIVE_INFINITY;
+    this.#framer = new SseFramer({ maxDataBytes: this.#holdBytes });
   }
 
   get heldBytes(): number {
@@ -115,14 +118,19 @@ export class SseResponseInspector {
       case 'oversized-start':
         this.#scanner = new EnvelopeHeadScanner();
         this.#scanner.push(item.heldData);
+        this.#answeredEarly = this.#answerEarly(item.heldData.length, out);
         return;
       case 'oversized-data':
-        this.#scanner?.push(item.data);
+        if (!this.#answeredEarly) this.#scanner?.push(item.data);
         return;
       case 'oversized-end': {
         if (item.hadData) this.onEvent?.();
         const scanner = this.#scanner;
         this.#scanner = undefined;
+        if (this.#answeredEarly) {
+          this.#answeredEarly = false;
+          return;
+        }
         if (!item.hadData || scanner === undefined) {
           // A block of comments and fields larger than any message may be: nothing a client can use.
           this.ctx.observer.unparsable(this.ctx.direction, item.rawBytes, 'oversized SSE block without data');
@@ -145,6 +153,22 @@ export class SseResponseInspector {
         return;
       }
     }
+  }
+
+  /**
+   * An oversized answer to a request of this stream is replaced as soon as it crosses the ceiling: the caller
+   * learns now, not when the upstream has finished sending it (a 1 GiB event takes seconds), and the rest
+   * of the event is skipped unread. Its size is then a lower bound. Anything else waits for the event's end.
+   */
+  #answerEarly(heldBytes: number, out: InspectorOutput): boolean {
+    if (this.ctx.mode !== 'enforce' || this.#scanner === undefined || heldBytes <= this.#holdBytes)
+      return false;
+    const head = this.#scanner.snapshot();
+    if (head.method !== undefined || !(head.hasResult || head.hasError)) return false;
+    if (head.id === undefined && (this.ctx.answered?.ids().length ?? 0) !== 1) return false;
+    const verdict = judgeOversized(this.ctx, head, heldBytes, true);
+    this.#apply(verdict, undefined, undefined, out);
+    return true;
   }
 
   #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: InspectorOutput): void {

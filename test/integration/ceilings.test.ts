@@ -60,14 +60,14 @@ describe('an oversized tool result reaches the caller as a protocol error with t
         direction: 'response',
         limit: 'response.maxMessageBytes',
         limitBytes: 64 * KiB,
-        // A JSON body is read only up to the ceiling; an SSE event is scanned to its end without being held.
-        observedBytesIsLowerBound: mode === 'json',
+        // An answer is refused as soon as it crosses the ceiling (JSON body or SSE event): its size is a lower bound.
+        observedBytesIsLowerBound: true,
         tenant: 'default',
         method: 'tools/call',
         tool: 'sized',
         enforcedBy: 'mcp-edge',
       });
-      expect(data.observedBytes).toBeGreaterThan(mode === 'json' ? 64 * KiB : 100 * KiB);
+      expect(data.observedBytes).toBeGreaterThan(64 * KiB);
       expect(mcpError.message).toContain('response.maxMessageBytes');
 
       // The session goes on: the next call is answered normally.
@@ -449,15 +449,12 @@ describe('compressed and enormous upstream bodies', () => {
     const text = await res.text();
     const events = text.split('\n\n').filter((e) => e !== '');
     expect(events[0]).toBe(before.trim());
-    expect(events[1]).toMatch(/^id: big\nevent: message\ndata: /);
+    // Replaced as soon as it crossed the ceiling; the rest of the event was skipped unread.
+    expect(events[1]).toMatch(/^event: message\ndata: /);
     const replaced = JSON.parse(events[1]!.split('data: ')[1]!) as { id: string; error: { data: ErrorData } };
     expect(replaced.id).toBe('r1');
-    expect(replaced.error.data.observedBytes).toBe(
-      256 * MiB +
-        Buffer.byteLength(
-          '{"result":{"content":[{"type":"text","text":"' + '"}]},"jsonrpc":"2.0","id":"r1"}',
-        ),
-    );
+    expect(replaced.error.data).toMatchObject({ observedBytesIsLowerBound: true, limitBytes: 4 * MiB });
+    expect(replaced.error.data.observedBytes).toBeGreaterThan(4 * MiB);
     expect(events[2]).toBe(after.trim());
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * MiB);
   }, 60_000);
