@@ -48,7 +48,11 @@ export type SseItem =
       retry: string | undefined;
     }
   /** The current block just crossed a bound. heldData = the data bytes joined so far (what would be the start of the message). From now on the block is not held. */
-  | { type: 'oversized-start'; heldData: Uint8Array }
+  | {
+      type: 'oversized-start';
+      heldData: Uint8Array /** The block's `id:` if it came before the crossing. */;
+      id: string | undefined;
+    }
   /** Further data bytes of the oversized block, in order. heldData + all these pieces concatenated == exactly the joined message (LF separators between data lines included, no trailing LF). */
   | { type: 'oversized-data'; data: Uint8Array }
   /** The oversized block ended (blank line seen, or end of stream). */
@@ -454,7 +458,7 @@ export class SseFramer {
       ranges.push(start, start + (this.state === VALUE ? this.dataValueLength : 0));
     }
     const heldData = ranges.length === 0 ? new Uint8Array(0) : joinDataRanges(raw, ranges, this.dataLength);
-    this.out.push({ type: 'oversized-start', heldData });
+    this.out.push({ type: 'oversized-start', heldData, id: this.id });
     this.oversizedBound = bound;
     this.held = [];
     this.heldRawBytes = 0;

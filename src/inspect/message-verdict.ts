@@ -53,9 +53,10 @@ function subjectFor(
   own: MessageSubject,
 ): MessageSubject {
   if ((kind === 'result' || kind === 'error') && id !== undefined) {
-    return (
-      ctx.answered?.take(id) ?? ctx.answeredInSession?.take(id) ?? { method: undefined, tool: undefined }
-    );
+    // An answer settles its request everywhere it is remembered, so a replay is not attributed twice.
+    const inExchange = ctx.answered?.take(id);
+    const inSession = ctx.answeredInSession?.take(id);
+    return inExchange ?? inSession ?? { method: undefined, tool: undefined };
   }
   return own;
 }

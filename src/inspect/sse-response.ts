@@ -118,7 +118,7 @@ export class SseResponseInspector {
       case 'oversized-start':
         this.#scanner = new EnvelopeHeadScanner();
         this.#scanner.push(item.heldData);
-        this.#answeredEarly = this.#answerEarly(item.heldData.length, out);
+        this.#answeredEarly = this.#answerEarly(item.heldData.length, item.id, out);
         return;
       case 'oversized-data':
         if (!this.#answeredEarly) this.#scanner?.push(item.data);
@@ -160,14 +160,16 @@ export class SseResponseInspector {
    * learns now, not when the upstream has finished sending it (a 1 GiB event takes seconds), and the rest
    * of the event is skipped unread. Its size is then a lower bound. Anything else waits for the event's end.
    */
-  #answerEarly(heldBytes: number, out: InspectorOutput): boolean {
+  #answerEarly(heldBytes: number, eventId: string | undefined, out: InspectorOutput): boolean {
     if (this.ctx.mode !== 'enforce' || this.#scanner === undefined || heldBytes <= this.#holdBytes)
       return false;
     const head = this.#scanner.snapshot();
     if (head.method !== undefined || !(head.hasResult || head.hasError)) return false;
     if (head.id === undefined && (this.ctx.answered?.ids().length ?? 0) !== 1) return false;
     const verdict = judgeOversized(this.ctx, head, heldBytes, true);
-    this.#apply(verdict, undefined, undefined, out);
+    // The event's id stays with its replacement, so a resuming client does not have the answer replayed.
+    if (eventId !== undefined) this.#sawEventId = true;
+    this.#apply(verdict, undefined, eventId, out);
     return true;
   }
 

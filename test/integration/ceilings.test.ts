@@ -449,8 +449,8 @@ describe('compressed and enormous upstream bodies', () => {
     const text = await res.text();
     const events = text.split('\n\n').filter((e) => e !== '');
     expect(events[0]).toBe(before.trim());
-    // Replaced as soon as it crossed the ceiling; the rest of the event was skipped unread.
-    expect(events[1]).toMatch(/^event: message\ndata: /);
+    // Replaced as soon as it crossed the ceiling, keeping its event id; the rest of the event was skipped unread.
+    expect(events[1]).toMatch(/^id: big\nevent: message\ndata: /);
     const replaced = JSON.parse(events[1]!.split('data: ')[1]!) as { id: string; error: { data: ErrorData } };
     expect(replaced.id).toBe('r1');
     expect(replaced.error.data).toMatchObject({ observedBytesIsLowerBound: true, limitBytes: 4 * MiB });

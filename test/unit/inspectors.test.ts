@@ -137,7 +137,9 @@ describe('SseResponseInspector', () => {
         const text = toBytes(out).toString();
         expect(text.startsWith(before)).toBe(true);
         expect(text.endsWith(after)).toBe(true);
-        expect(text).toContain('\nevent: message\ndata: {"jsonrpc":"2.0","id":9,"error":{"code":-32603');
+        expect(text).toContain(
+          'id: 77\nevent: message\ndata: {"jsonrpc":"2.0","id":9,"error":{"code":-32603',
+        );
         expect(text).not.toContain('xxxx');
         expect(violations).toHaveLength(1);
         expect(violations[0]?.v).toMatchObject({
