@@ -3,7 +3,7 @@
 import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
 import { classifyMessage } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
-import { measureMessage } from '../core/measure.js';
+import { estimateTokens, measureMessage } from '../core/measure.js';
 import type {
   Direction,
   JsonRpcId,
@@ -177,7 +177,7 @@ export function judgeOversized(
     tool: undefined,
     channels: undefined,
     duplicatedBytes: 0,
-    estimatedTokens: Math.ceil(observedBytes / 4),
+    estimatedTokens: estimateTokens(observedBytes),
   };
   ctx.observer.message(ctx.direction, measurement, subject);
   rememberRequest(ctx, kind, id, own);
