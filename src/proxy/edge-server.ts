@@ -190,6 +190,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     const socket = request.raw.socket;
     busyResponses.set(socket, (busyResponses.get(socket) ?? 0) + 1);
     reply.raw.once('close', () => {
+      // A response the client walked away from leaves its connection half-open; it can never be reused.
+      if (!reply.raw.writableFinished) socket.destroy();
       if (busyResponses.has(socket))
         busyResponses.set(socket, Math.max(0, (busyResponses.get(socket) ?? 1) - 1));
     });
@@ -299,10 +301,6 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return;
     }
     request.edge = begin(decision.tenant);
-    // A response the client walked away from leaves its connection half-open; it can never be reused.
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) request.raw.socket?.destroy();
-    });
     if (request.method === 'GET') {
       // A GET waits on the upstream for as long as it likes; shutdown must be able to answer it.
       const waiting = { reply };
