@@ -46,16 +46,34 @@ function tenantsOf(config: EdgeConfig): string[] {
   return [...new Set([config.tenancy.default, ...Object.keys(config.tenants)])];
 }
 
-/** Keys a running edge cannot change without a restart: its listeners and its upstream connection. */
-function restartOnlyChanges(running: EdgeConfig, next: EdgeConfig): string[] {
-  const keys: [string, unknown, unknown][] = [
+/**
+ * Keys a running edge cannot change without a restart (its listeners and its upstream connection): which of
+ * them the next config changes, and the next config with their running values kept, so nothing is half-applied.
+ */
+function keepRestartOnly(
+  running: EdgeConfig,
+  next: EdgeConfig,
+): { restartRequired: string[]; applied: EdgeConfig } {
+  const applied: EdgeConfig = {
+    ...next,
+    listen: running.listen,
+    upstream: running.upstream,
+    metrics: running.metrics,
+    server: {
+      ...next.server,
+      timeouts: running.server.timeouts,
+      maxHeaderBytes: running.server.maxHeaderBytes,
+    },
+  };
+  const compared: [string, unknown, unknown][] = [
     ['listen', running.listen, next.listen],
     ['upstream', running.upstream, next.upstream],
     ['metrics', running.metrics, next.metrics],
     ['server.timeouts', running.server.timeouts, next.server.timeouts],
     ['server.maxHeaderBytes', running.server.maxHeaderBytes, next.server.maxHeaderBytes],
   ];
-  return keys.filter(([, a, b]) => !isDeepStrictEqual(a, b)).map(([key]) => key);
+  const restartRequired = compared.filter(([, a, b]) => !isDeepStrictEqual(a, b)).map(([key]) => key);
+  return { restartRequired, applied };
 }
 
 export async function startEdge(
@@ -102,16 +120,13 @@ export async function startEdge(
       return { ok: false, error };
     }
     if (next.sha256 === current.sha256) return { ok: true, changed: false, restartRequired: [] };
-    const restartRequired = restartOnlyChanges(current.config, next.config);
+    const { restartRequired, applied } = keepRestartOnly(current.config, next.config);
     edge.replacePolicy(next.config);
     log.level = next.config.logging.level;
     metrics?.configReloaded('success');
     metrics?.configLoaded(next.sha256, next.source);
     metrics?.setLimits(limitPolicyOf(next.config), tenantsOf(next.config));
-    // Listener and upstream changes are reported, not half-applied: the running values stay until a restart.
-    const applied =
-      restartRequired.length === 0 ? next : { ...next, config: keepRestartOnly(current.config, next.config) };
-    current = applied;
+    current = { ...next, config: applied };
     log.info({ file: next.source, configSha256: next.sha256, restartRequired }, 'config reloaded');
     if (restartRequired.length > 0) {
       log.warn({ keys: restartRequired }, 'these config changes take effect only after a restart');
@@ -137,20 +152,6 @@ export async function startEdge(
       watcher?.close();
       await edge.close();
       await metricsServer?.close();
-    },
-  };
-}
-
-function keepRestartOnly(running: EdgeConfig, next: EdgeConfig): EdgeConfig {
-  return {
-    ...next,
-    listen: running.listen,
-    upstream: running.upstream,
-    metrics: running.metrics,
-    server: {
-      ...next.server,
-      timeouts: running.server.timeouts,
-      maxHeaderBytes: running.server.maxHeaderBytes,
     },
   };
 }
