@@ -64,7 +64,8 @@ const CONDITIONS = [
 ] as const;
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 
-const weatherSchema = z.object({
+/** The shape of weather_report's structuredContent (its outputSchema). */
+export const weatherSchema = z.object({
   city: z.string(),
   temperatureC: z.number(),
   conditions: z.string(),

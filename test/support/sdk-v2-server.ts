@@ -10,7 +10,7 @@ import {
   type PerRequestResponseMode,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { asciiText, closeHttpServer, listenOn, weatherReport } from '../../src/demo/server.js';
+import { asciiText, closeHttpServer, listenOn, weatherReport, weatherSchema } from '../../src/demo/server.js';
 import { nodeHandlerFor } from './fetch-to-node.js';
 import type { RecordedRequest } from './recorded-request.js';
 
@@ -54,16 +54,7 @@ export function createV2McpServer(): McpServer {
     {
       description: 'A made-up weather report in structuredContent plus a text block with the same JSON.',
       inputSchema: z.object({ city: z.string().min(1) }),
-      outputSchema: z.object({
-        city: z.string(),
-        temperatureC: z.number(),
-        conditions: z.string(),
-        humidityPercent: z.number(),
-        windKph: z.number(),
-        forecast: z.array(
-          z.object({ day: z.string(), highC: z.number(), lowC: z.number(), conditions: z.string() }),
-        ),
-      }),
+      outputSchema: weatherSchema,
     },
     async ({ city }) => {
       const report = weatherReport(city);
