@@ -37,6 +37,8 @@ export class ExchangeSummary implements InspectionObserver {
   tools = new Set<string>();
   violations: { limit: string; action: LimitAction; observedBytes: number; id: unknown }[] = [];
   unparsableMessages = 0;
+  /** Messages towards the client that a ceiling replaced or dropped (enforced, not observed). */
+  rejectedResponses = 0;
 
   message(direction: Direction, m: MessageMeasurement, subject: MessageSubject): void {
     if (direction === 'request') {
@@ -50,6 +52,7 @@ export class ExchangeSummary implements InspectionObserver {
   }
 
   limitExceeded(v: LimitViolation, action: LimitAction): void {
+    if (v.direction === 'response' && action === 'rejected') this.rejectedResponses++;
     if (this.violations.length < 16) {
       this.violations.push({ limit: v.limit, action, observedBytes: v.observedBytes, id: v.id });
     }
