@@ -406,6 +406,8 @@ export const edgeConfigSchema = z
           headers: durationSchema.default(120_000),
           // Longest silence inside a JSON response body (an SSE stream is governed by idle instead).
           body: durationSchema.default(120_000),
+          // Longest silence inside the SSE answer to a POST (a call); GET streams may idle, so they are exempt.
+          answerStream: durationSchema.default(300_000),
           idle: durationSchema.default(0),
         })
         .prefault({}),
@@ -441,6 +443,8 @@ export const edgeConfigSchema = z
           })
           .prefault({}),
         maxHeaderBytes: sizeAtLeast(1024).default(16 * 1024),
+        // The upstream's address and socket errors in 502/504 answers; they are always in the log.
+        exposeUpstreamErrors: z.boolean().default(false),
       })
       .prefault({}),
     logging: z

@@ -3,6 +3,7 @@
 // label object and the child are built once per distinct label set.
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { resolveLimits } from '../core/limits.js';
+import type { Outcome } from '../core/outcome.js';
 import type {
   Direction,
   LimitName,
@@ -21,8 +22,8 @@ export interface EdgeMetrics {
   registry: Registry;
   /** Observer bound to one exchange's tenant; the proxy combines it with its own per-exchange summary. */
   observerFor(tenant: string): InspectionObserver;
-  /** One per finished HTTP exchange on the MCP endpoint. outcome: forwarded | refused:<status> | response_replaced | upstream_timeout | upstream_unreachable | upstream_stream_failed | upstream_body_failed */
-  exchangeFinished(e: { tenant: string; httpMethod: string; status: number; outcome: string }): void;
+  /** One per finished HTTP exchange on the MCP endpoint; `outcome` is one of OUTCOMES (src/core/outcome.ts). */
+  exchangeFinished(e: { tenant: string; httpMethod: string; status: number; outcome: Outcome }): void;
   /** Time from sending upstream to its response headers. */
   upstreamResponded(e: { tenant: string; status: number; seconds: number }): void;
   /** Returns the function to call when the stream ends (gauge inc/dec; safe to call twice). */

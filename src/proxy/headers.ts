@@ -39,6 +39,8 @@ export function upstreamRequestHeaders(
 ): Headers {
   const headers: Headers = { ...clientHeaders };
   dropHopByHop(headers);
+  // The edge reads the whole body before forwarding it: the client's Expect is the edge's to meet, not the upstream's.
+  delete headers.expect;
   headers.host = options.preserveHost && clientHost !== undefined ? clientHost : options.upstreamHost;
   // Sizes are measured on decoded bodies: ask for none, and decode (bounded) if an upstream compresses anyway.
   headers['accept-encoding'] = 'identity';
@@ -95,4 +97,11 @@ export function contentCoding(headers: Headers): 'gzip' | 'deflate' | 'br' | 'id
   if (coding === 'gzip' || coding === 'x-gzip') return 'gzip';
   if (coding === 'deflate' || coding === 'br') return coding;
   return 'unsupported';
+}
+
+/** The first value of a header as node:http gives it (repeated headers arrive as an array). */
+export function headerValue(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  if (Array.isArray(value)) return value[0];
+  return value === undefined ? undefined : String(value);
 }

@@ -89,7 +89,7 @@ describe('valid files', () => {
       listen: { host: '0.0.0.0', port: 8080, path: '/mcp' },
       upstream: {
         url: 'http://127.0.0.1:3000/mcp',
-        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, idle: 0 },
+        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, answerStream: 300_000, idle: 0 },
         tls: { rejectUnauthorized: true },
         maxConnections: 4096,
         preserveHost: false,
@@ -100,6 +100,7 @@ describe('valid files', () => {
         allowedOrigins: [],
         timeouts: { requestHeaders: 30_000, requestBody: 60_000, keepAlive: 72_000, shutdownGrace: 10_000 },
         maxHeaderBytes: 16 * 1024,
+        exposeUpstreamErrors: false,
       },
       logging: { level: 'info' },
       limits: {
@@ -148,6 +149,7 @@ describe('valid files', () => {
       connect: 250,
       headers: 120_000,
       body: 120_000,
+      answerStream: 300_000,
       idle: 3_600_000,
     });
     expect(config.server.allowedHosts).toEqual(['mcp.example.com', 'localhost:8080']);
