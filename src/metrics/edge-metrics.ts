@@ -246,6 +246,9 @@ function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Gu
       unparsable[direction] ??= families.unparsableMessages.labels({ direction, tenant });
       unparsable[direction].inc();
     },
+    toolsListed(names: readonly string[]): void {
+      guards.tool.list(names);
+    },
   };
 }
 
