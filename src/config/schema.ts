@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { BUILTIN_CEILINGS } from '../core/limits.js';
+import { basicCredentialProblem } from '../core/url-credentials.js';
 import { formatSize, parseDuration, parseSize } from './sizes.js';
 
 function messageOf(error: unknown): string {
@@ -316,14 +317,21 @@ const allowedOriginSchema = z.string().transform((input, ctx) => {
   return url.origin;
 });
 
-const upstreamUrlSchema = z.string({ error: 'expected the upstream MCP endpoint URL' }).refine(
-  (input) => {
-    if (!URL.canParse(input)) return false;
-    const protocol = new URL(input).protocol;
-    return protocol === 'http:' || protocol === 'https:';
-  },
-  { error: 'expected an absolute http:// or https:// URL' },
-);
+/** Userinfo in the URL (`http://user:password@host/mcp`) is sent upstream as Basic authentication. */
+const upstreamUrlSchema = z
+  .string({ error: 'expected the upstream MCP endpoint URL' })
+  .refine(
+    (input) => {
+      if (!URL.canParse(input)) return false;
+      const protocol = new URL(input).protocol;
+      return protocol === 'http:' || protocol === 'https:';
+    },
+    { error: 'expected an absolute http:// or https:// URL' },
+  )
+  .superRefine((input, ctx) => {
+    const problem = basicCredentialProblem(input);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 // ---- the whole file --------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 // The error contract (design.md section 3). Every error body mcp-edge sends is built here.
 import type { JsonRpcId, LimitViolation } from './types.js';
+import { redactUrl } from './url-credentials.js';
 
 /** A request refused whole (it never reached the upstream). */
 export const CODE_REQUEST_REFUSED = -32600;
@@ -153,7 +154,7 @@ export function upstreamFailure(
     error: {
       code: CODE_RESPONSE_UNDELIVERABLE,
       message: `${summary}: ${detail}`,
-      data: { reason, upstream, detail, enforcedBy: 'mcp-edge' },
+      data: { reason, upstream: redactUrl(upstream), detail, enforcedBy: 'mcp-edge' },
     },
   };
   return { status, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };

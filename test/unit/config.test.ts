@@ -792,7 +792,8 @@ describe('formatEffectiveConfig', () => {
     expect(printed).not.toContain(SHA_A);
     expect(printed).not.toContain(':pw@');
     expect(printed).toContain('secret: <redacted>');
-    expect(printed).toContain('url: http://user:%3Credacted%3E@127.0.0.1:3000/mcp');
+    expect(printed).not.toContain('user');
+    expect(printed).toContain('url: http://<redacted>@127.0.0.1:3000/mcp');
     expect(printed).toContain('maxBodyBytes: 4194304 # 4 MiB');
     expect(printed).toContain('maxMessageBytes: 0 # no ceiling');
     expect(printed).toContain('connect: 10s');

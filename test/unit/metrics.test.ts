@@ -640,6 +640,18 @@ describe('the exposition', () => {
     expect(text).toContain('nodejs_eventloop_lag_seconds');
   });
 
+  it('never shows credentials of upstream.url in the upstream label', async () => {
+    const metrics = createEdgeMetrics({
+      upstream: 'http://user:s3cret-pw@127.0.0.1:3000/mcp',
+      collectDefault: false,
+    });
+    metrics.exchangeFinished({ tenant: 'acme', httpMethod: 'POST', status: 200, outcome: 'forwarded' });
+    const text = await metrics.registry.metrics();
+    expect(text).not.toContain('s3cret-pw');
+    expect(text).not.toContain('user:');
+    expect(text).toContain('upstream="http://<redacted>@127.0.0.1:3000/mcp"');
+  });
+
   it('has every family of the metrics contract, with base units and _total counters', async () => {
     const metrics = newMetrics();
     const text = await metrics.registry.metrics();
