@@ -216,6 +216,8 @@ const jwtSchema = z
     audience: z.string().min(1).optional(),
     claim: z.string().min(1).default('tenant'),
     algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+    // A verified JWT is passed on to the upstream (MCP authorization: the bearer token is the server's); false stops it here.
+    forward: z.boolean().default(true),
   })
   .superRefine(checkJwt, { when: () => true })
   .transform((jwt) => {
@@ -440,6 +442,8 @@ export const edgeConfigSchema = z
       .strictObject({
         allowedHosts: z.array(allowedHostSchema).default([]),
         allowedOrigins: z.array(allowedOriginSchema).default([]),
+        // Peers whose X-Forwarded-* and Forwarded headers are believed (the load balancer in front).
+        trustedProxies: z.array(cidrSchema).default([]),
         timeouts: z
           .strictObject({
             requestHeaders: durationSchema.default(30_000),

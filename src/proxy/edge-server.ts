@@ -28,6 +28,7 @@ import {
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
+import { basicAuthorization, withoutCredentials } from '../core/url-credentials.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
 import { PaginationGuard } from '../inspect/pagination-guard.js';
 import { SessionRegistry } from '../inspect/pending-requests.js';
@@ -41,6 +42,7 @@ import {
   responseHoldBytes,
   runtimeOf,
   startExchange,
+  upstreamCrossing,
 } from './exchange.js';
 import {
   clientResponseHeaders,
@@ -136,6 +138,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   const log = options.logger;
   const metrics = options.metrics;
   const upstream = new URL(config.upstream.url);
+  // Userinfo in upstream.url is sent as Basic credentials, never in a URL (see src/core/url-credentials.ts).
+  const upstreamAuthorization = basicAuthorization(config.upstream.url);
   const upstreamOrigin = upstream.origin;
   const pagination = new PaginationGuard();
   const sessions = new SessionRegistry({
@@ -473,18 +477,19 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       retryDelay: ({ err, attempt }: RetryDetails) =>
         attempt === 0 && STALE_CONNECTION_CODES.has((err as { code?: string } | null)?.code ?? '') ? 1 : null,
       rewriteRequestHeaders: (request, headers) => {
+        const peer = request.socket.remoteAddress;
         const forwarded = upstreamRequestHeaders(
           headers as IncomingHttpHeaders,
           headerValue(request.headers, 'host'),
           {
             preserveHost: config.upstream.preserveHost,
             upstreamHost: upstream.host,
-            clientAddress: request.socket.remoteAddress ?? '',
+            clientAddress: peer ?? '',
             clientProtocol: 'http',
+            authorization: upstreamAuthorization,
+            ...upstreamCrossing(exchangeOf(request as FastifyRequest), request.headers, peer),
           },
         );
-        for (const name of exchangeOf(request as FastifyRequest).runtime.edgeCredentialHeaders)
-          delete forwarded[name];
         return forwarded as IncomingHttpHeaders;
       },
       rewriteHeaders: (headers) => {
@@ -733,7 +738,12 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
         accept: 'application/json, text/event-stream',
       };
       if (exchange.sessionId !== undefined) headers['mcp-session-id'] = exchange.sessionId;
-      fetch(config.upstream.url, { method: 'POST', headers, body: JSON.stringify(message) })
+      if (upstreamAuthorization !== undefined) headers.authorization = upstreamAuthorization;
+      fetch(withoutCredentials(config.upstream.url), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(message),
+      })
         .then((res) => res.body?.cancel())
         .catch((err: unknown) =>
           log.warn(
