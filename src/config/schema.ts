@@ -218,6 +218,8 @@ const jwtSchema = z
     algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
     // A verified JWT is passed on to the upstream (MCP authorization: the bearer token is the server's); false stops it here.
     forward: z.boolean().default(true),
+    // A bearer token that is not a JWT: ignore (later resolvers, then tenancy.default) or reject (401).
+    opaqueTokens: z.enum(['ignore', 'reject']).default('ignore'),
   })
   .superRefine(checkJwt, { when: () => true })
   .transform((jwt) => {

@@ -159,7 +159,15 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
     },
     async resolve(headers) {
       const token = bearerToken(headers);
-      if (token === undefined || !looksLikeJwt(token)) return ABSENT;
+      if (token === undefined) return ABSENT;
+      if (!looksLikeJwt(token)) {
+        // An opaque token is not this resolver's to verify: it passes (ignore), or is refused (reject).
+        return config.opaqueTokens === 'reject'
+          ? refuse(
+              'The bearer token is not a JWT, and this mcp-edge accepts JWTs only (jwt.opaqueTokens: reject)',
+            )
+          : ABSENT;
+      }
       let payload: Record<string, unknown>;
       try {
         const verified =

@@ -44,7 +44,7 @@ function onlyProblem(text: string, env: Record<string, string | undefined> = {})
 }
 
 const SHA_A = 'a'.repeat(64);
-const JWT_DEFAULTS = { claim: 'tenant', algorithms: ['RS256'], forward: true };
+const JWT_DEFAULTS = { claim: 'tenant', algorithms: ['RS256'], forward: true, opaqueTokens: 'ignore' };
 const SHA_B = 'b'.repeat(64);
 
 describe('valid files', () => {
@@ -168,6 +168,7 @@ describe('valid files', () => {
           claim: 'tenant',
           algorithms: ['HS256'],
           forward: true,
+          opaqueTokens: 'ignore',
         },
       },
     ]);

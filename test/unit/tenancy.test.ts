@@ -1,4 +1,5 @@
-// Tenant resolution without sockets: which headers a resolver consumes (they stop at the edge).
+// Tenant resolution without sockets: which headers a resolver consumes (they stop at the edge), and what
+// becomes of a bearer token that is not a JWT.
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
@@ -102,5 +103,27 @@ tenancy:
       'x-tenant-id': 'default',
     });
     expect(header.upstreamIdentity({}, '10.1.2.3', 'default')).toEqual({ drop: [], set: {} });
+  });
+});
+
+describe('opaque bearer tokens with a jwt resolver', () => {
+  it('opaqueTokens: ignore (the default): not the resolver business, the default tenant', async () => {
+    const ignore = resolverOf(`tenancy: { resolve: [ { jwt: { secret: "${SECRET}" } } ] }`);
+    expect(await ignore.resolve({ authorization: 'Bearer opaque-0123' }, undefined)).toMatchObject({
+      ok: true,
+      tenant: 'default',
+      via: 'default',
+    });
+  });
+
+  it('opaqueTokens: reject answers 401', async () => {
+    const reject = resolverOf(
+      `tenancy: { resolve: [ { jwt: { secret: "${SECRET}", opaqueTokens: reject } } ] }`,
+    );
+    const decision = await reject.resolve({ authorization: 'Bearer opaque-0123' }, undefined);
+    expect(decision).toMatchObject({ ok: false, status: 401 });
+    expect(decision.ok ? '' : decision.wwwAuthenticate).toMatch(/^Bearer error="invalid_token"/);
+    // No token at all is still anonymous (requireIdentified decides that).
+    expect(await reject.resolve({}, undefined)).toMatchObject({ ok: true, tenant: 'default' });
   });
 });
