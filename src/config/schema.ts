@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { BUILTIN_CEILINGS } from '../core/limits.js';
+import { basicCredentialProblem } from '../core/url-credentials.js';
 import { formatSize, parseDuration, parseSize } from './sizes.js';
 
 function messageOf(error: unknown): string {
@@ -215,6 +216,10 @@ const jwtSchema = z
     audience: z.string().min(1).optional(),
     claim: z.string().min(1).default('tenant'),
     algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+    // A verified JWT is passed on to the upstream (MCP authorization: the bearer token is the server's); false stops it here.
+    forward: z.boolean().default(true),
+    // A bearer token that is not a JWT: ignore (later resolvers, then tenancy.default) or reject (401).
+    opaqueTokens: z.enum(['ignore', 'reject']).default('ignore'),
   })
   .superRefine(checkJwt, { when: () => true })
   .transform((jwt) => {
@@ -316,14 +321,21 @@ const allowedOriginSchema = z.string().transform((input, ctx) => {
   return url.origin;
 });
 
-const upstreamUrlSchema = z.string({ error: 'expected the upstream MCP endpoint URL' }).refine(
-  (input) => {
-    if (!URL.canParse(input)) return false;
-    const protocol = new URL(input).protocol;
-    return protocol === 'http:' || protocol === 'https:';
-  },
-  { error: 'expected an absolute http:// or https:// URL' },
-);
+/** Userinfo in the URL (`http://user:password@host/mcp`) is sent upstream as Basic authentication. */
+const upstreamUrlSchema = z
+  .string({ error: 'expected the upstream MCP endpoint URL' })
+  .refine(
+    (input) => {
+      if (!URL.canParse(input)) return false;
+      const protocol = new URL(input).protocol;
+      return protocol === 'http:' || protocol === 'https:';
+    },
+    { error: 'expected an absolute http:// or https:// URL' },
+  )
+  .superRefine((input, ctx) => {
+    const problem = basicCredentialProblem(input);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 // ---- the whole file --------------------------------------------------------------------------
 
@@ -434,6 +446,8 @@ export const edgeConfigSchema = z
       .strictObject({
         allowedHosts: z.array(allowedHostSchema).default([]),
         allowedOrigins: z.array(allowedOriginSchema).default([]),
+        // Peers whose X-Forwarded-* and Forwarded headers are believed (the load balancer in front).
+        trustedProxies: z.array(cidrSchema).default([]),
         timeouts: z
           .strictObject({
             requestHeaders: durationSchema.default(30_000),

@@ -11,6 +11,8 @@ export interface InspectionObserver {
   limitExceeded(violation: LimitViolation, action: LimitAction): void;
   /** A message that is not JSON-RPC (not JSON, or not a JSON-RPC shape); it is forwarded as it is. */
   unparsable(direction: Direction, bytes: number, reason: string): void;
+  /** The tool names of a `tools/list` result from the upstream (the server's own tools). */
+  toolsListed?(names: readonly string[]): void;
 }
 
 /** Fans one observation out to several observers (log summary, metrics). */
@@ -24,6 +26,9 @@ export function combineObservers(...observers: InspectionObserver[]): Inspection
     },
     unparsable: (d, b, r) => {
       for (const o of observers) o.unparsable(d, b, r);
+    },
+    toolsListed: (names) => {
+      for (const o of observers) o.toolsListed?.(names);
     },
   };
 }

@@ -14,6 +14,7 @@ import type {
   MessageSubject,
   ResultChannelName,
 } from '../core/types.js';
+import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
 import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
@@ -43,7 +44,7 @@ export interface EdgeMetrics {
 }
 
 export interface EdgeMetricsOptions {
-  /** The upstream URL: the constant `upstream` label on every family. */
+  /** The upstream URL: the constant `upstream` label on every family (any userinfo redacted). */
   upstream: string;
   /** Distinct tool names from the wire that get their own label value (default 200). */
   maxToolLabels?: number;
@@ -247,12 +248,16 @@ function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Gu
       unparsable[direction] ??= families.unparsableMessages.labels({ direction, tenant });
       unparsable[direction].inc();
     },
+    toolsListed(names: readonly string[]): void {
+      guards.tool.list(names);
+    },
   };
 }
 
 export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
   const registry = new Registry();
-  registry.setDefaultLabels({ [UPSTREAM_LABEL]: opts.upstream });
+  // Credentials in upstream.url never become a label value.
+  registry.setDefaultLabels({ [UPSTREAM_LABEL]: redactUrl(opts.upstream) });
   if (opts.collectDefault ?? true) collectDefaultMetrics({ register: registry });
   const families = createFamilies(registry);
   const guards: Guards = {

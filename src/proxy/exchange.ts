@@ -1,5 +1,7 @@
 // One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
 // and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { BlockList } from 'node:net';
 import { limitPolicyOf } from '../config/load.js';
 import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
@@ -10,6 +12,8 @@ import { combineObservers, ExchangeSummary, type InspectionObserver } from '../i
 import { PendingRequests } from '../inspect/pending-requests.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import { TenantResolver } from '../tenancy/tenant-resolver.js';
+import { isTrustedPeer, trustedProxyList } from '../tenancy/trusted-peers.js';
+import type { UpstreamRequestHeaderOptions } from './headers.js';
 
 /** Everything a reload may change, swapped whole: an exchange keeps the runtime it started with. */
 export interface EdgeRuntime {
@@ -19,8 +23,8 @@ export interface EdgeRuntime {
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
   maxPagesPerListing: number;
-  /** Headers that carry the edge's own credentials (API keys): they stop at the edge. */
-  edgeCredentialHeaders: readonly string[];
+  /** `server.trustedProxies`: the peers whose forwarding headers are believed. */
+  trustedProxies: BlockList;
   /** Largest ceilings per tenant, computed once per runtime (they bound what the edge holds). */
   holdCache: Map<string, { response: number | null; requestBody: number | null }>;
 }
@@ -33,9 +37,7 @@ export function runtimeOf(config: EdgeConfig): EdgeRuntime {
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     maxPagesPerListing: config.pagination.maxPagesPerListing,
-    edgeCredentialHeaders: config.tenancy.resolve.flatMap((r) =>
-      'apiKey' in r && r.apiKey.header !== 'authorization' ? [r.apiKey.header] : [],
-    ),
+    trustedProxies: trustedProxyList(config.server.trustedProxies),
     holdCache: new Map(),
   };
 }
@@ -183,4 +185,20 @@ export function subjectsWaiting(exchange: Exchange): MessageSubject[] {
     if (subject !== undefined) subjects.push(subject);
   }
   return subjects;
+}
+
+/**
+ * How this exchange's request crosses to the upstream: whether the peer's forwarding headers are believed,
+ * and which identity headers stop at the edge or carry the resolved tenant (see TenantResolver.upstreamIdentity).
+ */
+export function upstreamCrossing(
+  exchange: Exchange,
+  clientHeaders: IncomingHttpHeaders,
+  peer: string | undefined,
+): Pick<UpstreamRequestHeaderOptions, 'trustedPeer' | 'drop' | 'set'> {
+  const runtime = exchange.runtime;
+  return {
+    trustedPeer: isTrustedPeer(runtime.trustedProxies, peer),
+    ...runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant),
+  };
 }

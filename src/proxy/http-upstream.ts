@@ -6,9 +6,11 @@ import { connect } from 'node:net';
 import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { basicAuthorization } from '../core/url-credentials.js';
 import { FORWARDED_METHODS } from './admission.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
 import { sendEdgeError, upstreamFailureAnswer } from './edge-error.js';
+import { upstreamCrossing } from './exchange.js';
 import {
   clientResponseHeaders,
   contentCoding,
@@ -38,6 +40,8 @@ export function resendDelay(method: string, err: unknown, attempt: number): numb
 export async function registerHttpUpstream(app: FastifyInstance, ctx: EdgeContext): Promise<void> {
   const { config } = ctx;
   const upstream = new URL(config.upstream.url);
+  // Userinfo in upstream.url is sent as Basic credentials, never in a URL (see src/core/url-credentials.ts).
+  const upstreamAuthorization = basicAuthorization(config.upstream.url);
   await app.register(httpProxy, {
     upstream: upstream.origin,
     prefix: config.listen.path,
@@ -73,18 +77,19 @@ export async function registerHttpUpstream(app: FastifyInstance, ctx: EdgeContex
     replyOptions: {
       retryDelay: ({ err, req, attempt }: RetryDetails) => resendDelay(req.method ?? '', err, attempt),
       rewriteRequestHeaders: (request, headers) => {
+        const peer = request.socket.remoteAddress;
         const forwarded = upstreamRequestHeaders(
           headers as IncomingHttpHeaders,
           headerValue(request.headers, 'host'),
           {
             preserveHost: config.upstream.preserveHost,
             upstreamHost: upstream.host,
-            clientAddress: request.socket.remoteAddress ?? '',
+            clientAddress: peer ?? '',
             clientProtocol: 'http',
+            authorization: upstreamAuthorization,
+            ...upstreamCrossing(exchangeOf(request as FastifyRequest), request.headers, peer),
           },
         );
-        for (const name of exchangeOf(request as FastifyRequest).runtime.edgeCredentialHeaders)
-          delete forwarded[name];
         return forwarded as IncomingHttpHeaders;
       },
       rewriteHeaders: (headers) => {

@@ -200,6 +200,65 @@ describe('JsonResponseInspector', () => {
   });
 });
 
+describe('tools the upstream lists', () => {
+  function listingRecorder() {
+    const listed: string[][] = [];
+    const observer: InspectionObserver = {
+      message: () => {},
+      limitExceeded: () => {},
+      unparsable: () => {},
+      toolsListed: (names) => listed.push([...names]),
+    };
+    return { observer, listed };
+  }
+
+  it('a tools/list result from the upstream reports its tool names to the observer', () => {
+    const { observer, listed } = listingRecorder();
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
+    pending.remember(1, { method: 'tools/list', tool: undefined });
+    const inspector = new JsonResponseInspector(
+      responseContext(policy(1 << 20), 'enforce', observer, pending),
+      1 << 20,
+      [1],
+    );
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        tools: [{ name: 'search', inputSchema: {} }, { name: 'export' }, { title: 'no name' }, { name: 7 }],
+      },
+    };
+    inspector.push(enc.encode(JSON.stringify(body)));
+    inspector.finish();
+    expect(listed).toEqual([['search', 'export']]);
+  });
+
+  it('the same shape as the answer to any other request, or from the client, reports nothing', () => {
+    const { observer, listed } = listingRecorder();
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
+    pending.remember(1, { method: 'resources/list', tool: undefined });
+    const inspector = new JsonResponseInspector(
+      responseContext(policy(1 << 20), 'enforce', observer, pending),
+      1 << 20,
+      [1],
+    );
+    inspector.push(enc.encode('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fake"}]}}'));
+    inspector.finish();
+    const session = new SessionStore().accept('s');
+    session.toClient.remember(9, { method: 'tools/list', tool: undefined });
+    judgeRequestBody(
+      {
+        ...responseContext(policy(1 << 20), 'enforce', observer),
+        direction: 'request',
+        answered: undefined,
+        answeredInSession: session.toClient,
+      },
+      enc.encode('{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"fake"}]}}'),
+    );
+    expect(listed).toEqual([]);
+  });
+});
+
 describe('judgeRequestBody', () => {
   function requestContext(p: LimitPolicy): JudgeContext {
     return {
