@@ -148,8 +148,54 @@ function resolveMode(
   return { value: 'enforce', source: BUILTIN_SOURCE };
 }
 
-/** The effective ceilings and mode for one exchange. An unknown tenant gets the defaults. */
+/** Resolved limits per policy (a reload makes a new policy object, so its cache starts empty). */
+const resolvedByPolicy = new WeakMap<LimitPolicy, LimitsCache>();
+/** Method and tool names come from the wire: past this many distinct queries the cache starts over. */
+const MAX_CACHED_QUERIES = 4096;
+
+/** tenant -> method -> tool -> limits; Map keys tell `undefined` from any string, so no key can be forged. */
+interface LimitsCache {
+  size: number;
+  byTenant: Map<string, Map<string | undefined, Map<string | undefined, EffectiveLimits>>>;
+}
+
+/**
+ * The effective ceilings and mode for one exchange. An unknown tenant gets the defaults. Resolved once per
+ * (policy, tenant, method, tool) and shared: the result is frozen.
+ */
 export function resolveLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits {
+  let cache = resolvedByPolicy.get(policy);
+  if (cache === undefined || cache.size >= MAX_CACHED_QUERIES) {
+    cache = { size: 0, byTenant: new Map() };
+    resolvedByPolicy.set(policy, cache);
+  }
+  let byMethod = cache.byTenant.get(query.tenant);
+  if (byMethod === undefined) {
+    byMethod = new Map();
+    cache.byTenant.set(query.tenant, byMethod);
+  }
+  let byTool = byMethod.get(query.method);
+  if (byTool === undefined) {
+    byTool = new Map();
+    byMethod.set(query.method, byTool);
+  }
+  let limits = byTool.get(query.tool);
+  if (limits === undefined) {
+    limits = deepFreeze(computeLimits(policy, query));
+    byTool.set(query.tool, limits);
+    cache.size++;
+  }
+  return limits;
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const member of Object.values(value)) {
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
+  }
+  return Object.freeze(value);
+}
+
+function computeLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits {
   const { tenant, method, tool } = query;
   const defaults = policy.defaults;
   const tenantLimits = tenantLayer(policy, tenant);

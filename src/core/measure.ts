@@ -7,7 +7,7 @@ import {
   type ToolResultShortcuts,
   toolResultSpans,
 } from './json-scan.js';
-import { classifyMessage } from './jsonrpc.js';
+import { type Classified, classifyMessage } from './jsonrpc.js';
 import type {
   MessageKind,
   MessageMeasurement,
@@ -619,8 +619,9 @@ export function measureMessage(
   bytes: Uint8Array,
   value: unknown,
   answers?: MessageSubject,
+  classified: Classified = classifyMessage(value),
 ): MessageMeasurement {
-  const { kind, id, method, tool } = classifyMessage(value);
+  const { kind, id, method, tool } = classified;
   const envelopeBytes = bytes.length;
   const toolResult = toolResultOf(kind, value, answers);
   const measured = toolResult === undefined ? undefined : measureToolResult(bytes, toolResult);

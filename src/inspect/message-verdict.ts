@@ -1,7 +1,7 @@
 // The decision for one complete JSON-RPC message: forward it untouched, replace it whole with an error
 // for the same id, or drop it (with a notice) when it has no id to answer. One place for that rule.
 import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
-import { classifyMessage } from '../core/jsonrpc.js';
+import { type Classified, classifyMessage } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
 import { estimateTokens, measureMessage } from '../core/measure.js';
 import type {
@@ -133,12 +133,19 @@ function listedToolNames(value: unknown): string[] {
   return names;
 }
 
-/** Judge a complete message that was held in memory. `value` is its JSON.parse result. */
-export function judgeMessage(ctx: JudgeContext, bytes: Uint8Array, value: unknown): Verdict {
-  const c = classifyMessage(value);
+/**
+ * Judge a complete message that was held in memory. `value` is its JSON.parse result; `c` its classification,
+ * when the caller already has it (a message is classified once).
+ */
+export function judgeMessage(
+  ctx: JudgeContext,
+  bytes: Uint8Array,
+  value: unknown,
+  c: Classified = classifyMessage(value),
+): Verdict {
   const own: MessageSubject = { method: c.method, tool: c.tool };
   const subject = subjectFor(ctx, c.kind, c.id, own);
-  const measurement = measureMessage(bytes, value, subject);
+  const measurement = measureMessage(bytes, value, subject, c);
   ctx.observer.message(ctx.direction, measurement, subject);
   // The server's own answer to tools/list names its real tools (the metrics keep their labels).
   if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list')

@@ -115,7 +115,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
   const listings: { id: JsonRpcId; method: string; continues: boolean }[] = [];
   let refusal: EdgeHttpError | undefined;
   for (const message of parsed.messages) {
-    const verdict = judgeMessage(ctx, message.bytes, message.value);
+    const verdict = judgeMessage(ctx, message.bytes, message.value, message);
     if (verdict.action !== 'forward' && refusal === undefined) refusal = requestRefusal(verdict.violation);
     if (message.kind === 'request' && message.id !== undefined) {
       ids.push(message.id);

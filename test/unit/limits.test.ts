@@ -266,3 +266,37 @@ describe('largest reachable ceilings', () => {
     }
   });
 });
+
+describe('resolved limits are cached per policy', () => {
+  it('the same query on the same policy is resolved once; a new policy (a reload) resolves anew', () => {
+    const policy: LimitPolicy = { defaults: { response: { maxMessageBytes: 100 } }, tenants: {} };
+    const first = resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't' });
+    expect(resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't' })).toBe(first);
+    expect(Object.isFrozen(first.response.maxMessageBytes)).toBe(true);
+    expect(resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: undefined })).not.toBe(first);
+    const reloaded: LimitPolicy = { defaults: { response: { maxMessageBytes: 200 } }, tenants: {} };
+    expect(
+      resolveLimits(reloaded, { tenant: 'a', method: 'tools/call', tool: 't' }).response.maxMessageBytes
+        .bytes,
+    ).toBe(200);
+  });
+
+  it('names from the wire cannot grow it without bound, and still resolve right', () => {
+    const policy: LimitPolicy = {
+      defaults: {
+        response: { maxMessageBytes: 100 },
+        tools: { big: { response: { maxMessageBytes: 1000 } } },
+      },
+      tenants: {},
+    };
+    for (let i = 0; i < 10_000; i++)
+      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: `t${i}` });
+    expect(
+      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 'big' }).response.maxMessageBytes
+        .bytes,
+    ).toBe(1000);
+    expect(
+      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't1' }).response.maxMessageBytes.bytes,
+    ).toBe(100);
+  });
+});
