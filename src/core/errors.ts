@@ -1,4 +1,4 @@
-// The error contract (design.md section 3). Every error body mcp-edge sends is built here.
+// The error contract (docs/limits.md). Every error body mcp-edge sends is built here.
 import type { JsonRpcId, LimitViolation } from './types.js';
 
 /** A request refused whole (it never reached the upstream). */

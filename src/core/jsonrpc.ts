@@ -1,4 +1,5 @@
 // Classification of JSON-RPC 2.0 messages, and parsing of complete JSON bodies (single or batch).
+import { isJsonWhitespace, isRecord, startsWithBom } from './bytes.js';
 
 import { type ByteSpan, splitTopLevel } from './json-scan.js';
 import type { JsonRpcId, MessageKind } from './types.js';
@@ -11,10 +12,6 @@ export interface Classified {
   method: string | undefined;
   /** `params.name` of a tools/call, when it is a string. */
   tool: string | undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function has(obj: Record<string, unknown>, key: string): boolean {
@@ -69,20 +66,12 @@ export type ParsedBody = { ok: true; batch: boolean; messages: BodyMessage[] } |
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function isWhitespace(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-function startsWithBom(bytes: Uint8Array): boolean {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-}
-
 /** The body without surrounding JSON whitespace, as a span. */
 function trimmedSpan(bytes: Uint8Array): ByteSpan {
   let start = 0;
   let end = bytes.length;
-  while (start < end && isWhitespace(bytes[start])) start++;
-  while (end > start && isWhitespace(bytes[end - 1])) end--;
+  while (start < end && isJsonWhitespace(bytes[start])) start++;
+  while (end > start && isJsonWhitespace(bytes[end - 1])) end--;
   return [start, end];
 }
 

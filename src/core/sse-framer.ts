@@ -29,6 +29,7 @@
 // 'oversized-data' pieces may be views into pushed chunks.
 
 import { Buffer } from 'node:buffer';
+import { BOM, COLON, CR, LF, SPACE } from './bytes.js';
 
 export interface SseFramerOptions {
   /** Data bytes (joined message) beyond which an event is no longer held in memory. */
@@ -71,12 +72,6 @@ export type SseItem =
 
 /** Bytes kept of one `event`, `id` or `retry` value; the rest is dropped (the string may then end in U+FFFD). */
 export const SSE_FIELD_VALUE_CAP = 4096;
-
-const LF = 0x0a;
-const CR = 0x0d;
-const COLON = 0x3a;
-const SPACE = 0x20;
-const BOM = [0xef, 0xbb, 0xbf] as const;
 
 // Where the parser is within the current line.
 const BOM_CHECK = 0; // at the very start of the stream, matching an optional UTF-8 BOM

@@ -18,8 +18,6 @@ export type RequestBodyVerdict =
   | {
       ok: true;
       batch: boolean;
-      ids: JsonRpcId[];
-      subjects: MessageSubject[];
       /** Requests for paginated lists, for the pagination guard. */
       listings: { id: JsonRpcId; method: string; continues: boolean }[];
     }
@@ -110,21 +108,17 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
   }
 
-  const ids: JsonRpcId[] = [];
-  const subjects: MessageSubject[] = [];
   const listings: { id: JsonRpcId; method: string; continues: boolean }[] = [];
   let refusal: EdgeHttpError | undefined;
   for (const message of parsed.messages) {
     const verdict = judgeMessage(ctx, message.bytes, message.value, message);
     if (verdict.action !== 'forward' && refusal === undefined) refusal = requestRefusal(verdict.violation);
     if (message.kind === 'request' && message.id !== undefined) {
-      ids.push(message.id);
-      subjects.push({ method: message.method, tool: message.tool });
       if (message.method !== undefined && PAGINATED_METHODS.has(message.method)) {
         listings.push({ id: message.id, method: message.method, continues: hasCursor(message.value) });
       }
     }
   }
   if (refusal !== undefined) return { ok: false, refusal };
-  return { ok: true, batch: parsed.batch, ids, subjects, listings };
+  return { ok: true, batch: parsed.batch, listings };
 }

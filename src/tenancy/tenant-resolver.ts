@@ -16,14 +16,14 @@ import type { ApiKeyResolverConfig, EdgeConfig, JwtResolverConfig } from '../con
 import { isTrustedPeer, trustedProxyList } from './trusted-peers.js';
 
 export type TenantDecision =
-  | { ok: true; tenant: string; via: string; untrustedHeader: boolean }
+  | { ok: true; tenant: string; untrustedHeader: boolean }
   | { ok: false; status: 401; message: string; wwwAuthenticate: string; untrustedHeader: boolean };
 
 type Headers = Record<string, string | string[] | undefined>;
 
 /** What one resolver made of a request: a tenant, nothing to go on, or a credential that failed. */
 type Outcome =
-  | { kind: 'identified'; tenant: string; via: string }
+  | { kind: 'identified'; tenant: string }
   | { kind: 'absent'; untrustedHeader?: boolean }
   | { kind: 'rejected'; message: string; wwwAuthenticate: string };
 
@@ -41,6 +41,7 @@ interface Resolver {
 
 const ABSENT: Outcome = { kind: 'absent' };
 
+/** The first value of a header (node:http gives repeated headers as an array). */
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -62,7 +63,7 @@ function headerResolver(header: string, trusted: BlockList, known: ReadonlySet<s
       if (name === undefined || name === '') return ABSENT;
       // From any other peer the header is the client choosing its own tenant: ignored, and counted.
       if (!isTrustedPeer(trusted, peer)) return { kind: 'absent', untrustedHeader: true };
-      return known.has(name) ? { kind: 'identified', tenant: name, via: `header:${header}` } : ABSENT;
+      return known.has(name) ? { kind: 'identified', tenant: name } : ABSENT;
     },
     crossing(headers, peer, tenant, identity) {
       if (headers[header] === undefined) return;
@@ -112,7 +113,7 @@ function apiKeyResolver(config: ApiKeyResolverConfig['apiKey'], jwtFollows: bool
       // A bearer JWT is for the jwt resolver that follows, not a wrong key.
       if (config.bearer && jwtFollows && looksLikeJwt(key)) return ABSENT;
       const match = tenantOfKey(key);
-      if (match !== undefined) return { kind: 'identified', tenant: match, via: `apiKey:${config.header}` };
+      if (match !== undefined) return { kind: 'identified', tenant: match };
       return {
         kind: 'rejected',
         message: `The API key in ${config.header} is not valid for this mcp-edge`,
@@ -183,7 +184,7 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
       if (typeof claim !== 'string' || !known.has(claim)) {
         return refuse(`The bearer token's "${config.claim}" claim does not name a tenant of this mcp-edge`);
       }
-      return { kind: 'identified', tenant: claim, via: 'jwt' };
+      return { kind: 'identified', tenant: claim };
     },
   };
 }
@@ -224,8 +225,7 @@ export class TenantResolver {
     let untrustedHeader = false;
     for (const resolver of this.#resolvers) {
       const outcome = await resolver.resolve(headers, peer);
-      if (outcome.kind === 'identified')
-        return { ok: true, tenant: outcome.tenant, via: outcome.via, untrustedHeader };
+      if (outcome.kind === 'identified') return { ok: true, tenant: outcome.tenant, untrustedHeader };
       if (outcome.kind === 'rejected') {
         return {
           ok: false,
@@ -247,6 +247,6 @@ export class TenantResolver {
         untrustedHeader,
       };
     }
-    return { ok: true, tenant: this.tenancy.default, via: 'default', untrustedHeader };
+    return { ok: true, tenant: this.tenancy.default, untrustedHeader };
   }
 }

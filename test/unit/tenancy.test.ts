@@ -112,7 +112,6 @@ describe('opaque bearer tokens with a jwt resolver', () => {
     expect(await ignore.resolve({ authorization: 'Bearer opaque-0123' }, undefined)).toMatchObject({
       ok: true,
       tenant: 'default',
-      via: 'default',
     });
   });
 
