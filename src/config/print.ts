@@ -9,6 +9,8 @@ export const REDACTED = '<redacted>';
 
 const CEILING_KEYS = new Set(['maxBodyBytes', 'maxMessageBytes']);
 const SIZE_KEYS = new Set(['hardMaxBytes', 'maxHeaderBytes']);
+/** Durations outside a `timeouts` block. */
+const DURATION_KEYS = new Set(['maxAge']);
 
 /** A URL with its password (if any) replaced, so credentials never reach a terminal or a CI log. */
 function redactUrl(text: string): string {
@@ -50,7 +52,7 @@ function sizeComment(key: string, value: number): string | undefined {
   return undefined;
 }
 
-/** Sizes get a comment in readable units; durations (everything under a `timeouts` key) are written with a unit. */
+/** Sizes get a comment in readable units; durations (under a `timeouts` key, and maxAge) are written with a unit. */
 function annotate(node: unknown, parentKey: string | undefined): void {
   if (isMap(node)) {
     for (const pair of node.items) {
@@ -59,7 +61,8 @@ function annotate(node: unknown, parentKey: string | undefined): void {
       const value = pair.value;
       if (!isScalar(value)) annotate(value, key);
       else if (typeof value.value !== 'number') continue;
-      else if (parentKey === 'timeouts') value.value = value.value === 0 ? 0 : formatDuration(value.value);
+      else if (parentKey === 'timeouts' || DURATION_KEYS.has(key))
+        value.value = value.value === 0 ? 0 : formatDuration(value.value);
       else value.comment = sizeComment(key, value.value);
     }
   } else if (isSeq(node)) {
