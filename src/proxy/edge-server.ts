@@ -49,6 +49,7 @@ import {
   isJson,
   upstreamRequestHeaders,
 } from './headers.js';
+import { registerOAuthRoutes } from './well-known.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -230,6 +231,9 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       .code(reachable ? 200 : 503)
       .send({ status: reachable ? 'ready' : 'upstream unreachable', upstream: upstreamOrigin });
   });
+
+  // OAuth discovery and pass-through routes (well-known.ts): before the endpoint's own checks.
+  const oauth = await registerOAuthRoutes(app, config);
 
   // Everything but POST, GET and DELETE on the MCP endpoint is refused in onRequest, before any body is read.
   app.route({
@@ -805,6 +809,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     },
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);
+      oauth.replace(next);
     },
   };
 }
