@@ -34,6 +34,7 @@ import { SessionRegistry } from '../inspect/pending-requests.js';
 import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import { type InspectorOutput, SseResponseInspector } from '../inspect/sse-response.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
+import { installCors } from './cors.js';
 import {
   type Exchange,
   holdBounds,
@@ -232,8 +233,9 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       .send({ status: reachable ? 'ready' : 'upstream unreachable', upstream: upstreamOrigin });
   });
 
-  // OAuth discovery and pass-through routes (well-known.ts): before the endpoint's own checks.
+  // OAuth discovery and pass-through routes (well-known.ts), CORS (cors.ts): before the endpoint's own checks.
   const oauth = await registerOAuthRoutes(app, config);
+  const cors = installCors(app, config, oauth);
 
   // Everything but POST, GET and DELETE on the MCP endpoint is refused in onRequest, before any body is read.
   app.route({
@@ -810,6 +812,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);
       oauth.replace(next);
+      cors.replace(next);
     },
   };
 }
