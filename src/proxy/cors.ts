@@ -163,7 +163,8 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
     return reply.code(204).headers(headers).send();
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Synchronous (a callback hook): an async onSend would let a relayed stream flow before Fastify pipes it.
+  const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown => {
     if (policy === undefined || isPreflight(request.method, request.headers) || !covered(request.raw.url)) {
       return payload;
     }
@@ -174,7 +175,8 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
     reply.header('vary', appendVary(reply.getHeader('vary'), 'Origin'));
     if (originGranted(policy, origin)) reply.headers(actualResponseHeaders(policy, origin));
     return payload;
-  });
+  };
+  app.addHook('onSend', (request, reply, payload, done) => done(null, onSend(request, reply, payload)));
 
   return {
     replace(next) {

@@ -157,7 +157,8 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
   const send = (reply: FastifyReply, answer: EdgeHttpError) =>
     reply.code(answer.status).headers(answer.headers).send(answer.body);
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Synchronous (a callback hook): an async onSend would let a relayed stream flow before Fastify pipes it.
+  const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown => {
     if (!discovery || pathOf(request.raw.url) !== listenPath) return payload;
     const challenge = reply.getHeader('www-authenticate');
     if (challenge === undefined) return payload;
@@ -173,7 +174,8 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
     const rewritten = values.map((value) => rewriteChallenge(value, options));
     reply.header('www-authenticate', rewritten.length === 1 ? rewritten[0] : rewritten);
     return payload;
-  });
+  };
+  app.addHook('onSend', (request, reply, payload, done) => done(null, onSend(request, reply, payload)));
 
   if (!discovery && paths.length === 0) return surface;
 
