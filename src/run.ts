@@ -10,6 +10,7 @@ import {
 } from './config/load.js';
 import type { EdgeConfig } from './config/schema.js';
 import { type FileWatch, watchFile } from './config/watch-file.js';
+import { redactUrl } from './core/url-credentials.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
@@ -103,7 +104,7 @@ export async function startEdge(
     }
   }
   log.info(
-    { upstream: config.upstream.url, metrics: metricsServer?.url, configSha256: loaded.sha256 },
+    { upstream: redactUrl(config.upstream.url), metrics: metricsServer?.url, configSha256: loaded.sha256 },
     `mcp-edge serving ${url}`,
   );
 

@@ -1,25 +1,15 @@
 // `mcp-edge check-config FILE`: the normalized config as YAML, secrets redacted, sizes and
 // durations annotated in readable units.
 import { Document, isMap, isPair, isScalar, isSeq } from 'yaml';
+import { REDACTED, redactUrl } from '../core/url-credentials.js';
 import type { LoadedConfig } from './load.js';
 import type { EdgeConfig, TenantResolverConfig } from './schema.js';
 import { formatDuration, formatSize } from './sizes.js';
-
-export const REDACTED = '<redacted>';
 
 const CEILING_KEYS = new Set(['maxBodyBytes', 'maxMessageBytes']);
 const SIZE_KEYS = new Set(['hardMaxBytes', 'maxHeaderBytes']);
 /** Durations outside a `timeouts` block. */
 const DURATION_KEYS = new Set(['maxAge']);
-
-/** A URL with its password (if any) replaced, so credentials never reach a terminal or a CI log. */
-function redactUrl(text: string): string {
-  if (!URL.canParse(text)) return text;
-  const url = new URL(text);
-  if (url.password === '') return text;
-  url.password = REDACTED;
-  return url.href;
-}
 
 function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
   if ('apiKey' in resolver) {

@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { BUILTIN_CEILINGS } from '../core/limits.js';
+import { basicCredentialProblem } from '../core/url-credentials.js';
 import { formatSize, parseDuration, parseSize } from './sizes.js';
 
 function messageOf(error: unknown): string {
@@ -215,6 +216,10 @@ const jwtSchema = z
     audience: z.string().min(1).optional(),
     claim: z.string().min(1).default('tenant'),
     algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+    // A verified JWT is passed on to the upstream (MCP authorization: the bearer token is the server's); false stops it here.
+    forward: z.boolean().default(true),
+    // A bearer token that is not a JWT: ignore (later resolvers, then tenancy.default) or reject (401).
+    opaqueTokens: z.enum(['ignore', 'reject']).default('ignore'),
   })
   .superRefine(checkJwt, { when: () => true })
   .transform((jwt) => {
@@ -387,14 +392,21 @@ const oauthPathSchema = z
     error: 'must not contain "." or ".." segments',
   });
 
-const upstreamUrlSchema = z.string({ error: 'expected the upstream MCP endpoint URL' }).refine(
-  (input) => {
-    if (!URL.canParse(input)) return false;
-    const protocol = new URL(input).protocol;
-    return protocol === 'http:' || protocol === 'https:';
-  },
-  { error: 'expected an absolute http:// or https:// URL' },
-);
+/** Userinfo in the URL (`http://user:password@host/mcp`) is sent upstream as Basic authentication. */
+const upstreamUrlSchema = z
+  .string({ error: 'expected the upstream MCP endpoint URL' })
+  .refine(
+    (input) => {
+      if (!URL.canParse(input)) return false;
+      const protocol = new URL(input).protocol;
+      return protocol === 'http:' || protocol === 'https:';
+    },
+    { error: 'expected an absolute http:// or https:// URL' },
+  )
+  .superRefine((input, ctx) => {
+    const problem = basicCredentialProblem(input);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 // ---- the whole file --------------------------------------------------------------------------
 
@@ -518,6 +530,8 @@ export const edgeConfigSchema = z
           headers: durationSchema.default(120_000),
           // Longest silence inside a JSON response body (an SSE stream is governed by idle instead).
           body: durationSchema.default(120_000),
+          // Longest silence inside the SSE answer to a POST (a call); GET streams may idle, so they are exempt.
+          answerStream: durationSchema.default(300_000),
           idle: durationSchema.default(0),
         })
         .prefault({}),
@@ -557,6 +571,8 @@ export const edgeConfigSchema = z
         publicUrl: publicUrlSchema.optional(),
         // Answer CORS preflights and grant browser origins; unset: preflights go to the upstream.
         cors: corsSchema.optional(),
+        // Peers whose X-Forwarded-* and Forwarded headers are believed (the load balancer in front).
+        trustedProxies: z.array(cidrSchema).default([]),
         timeouts: z
           .strictObject({
             requestHeaders: durationSchema.default(30_000),
@@ -566,6 +582,8 @@ export const edgeConfigSchema = z
           })
           .prefault({}),
         maxHeaderBytes: sizeAtLeast(1024).default(16 * 1024),
+        // The upstream's address and socket errors in 502/504 answers; they are always in the log.
+        exposeUpstreamErrors: z.boolean().default(false),
       })
       .prefault({}),
     logging: z

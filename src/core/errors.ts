@@ -127,12 +127,21 @@ export function droppedMessageNotice(v: LimitViolation, droppedKind: 'notificati
 
 export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'failed';
 
-/** The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error. */
+/** What an upstream failure was, for operators: in the log always, in the client's answer only when enabled. */
+export interface UpstreamDiagnostic {
+  detail: string;
+  upstream: string;
+}
+
+/**
+ * The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error. The client
+ * gets a stable sentence; the upstream's address and the socket error go to the log, and into the answer
+ * only when the operator asks for them (server.exposeUpstreamErrors).
+ */
 export function upstreamFailure(
   kind: UpstreamFailureKind,
   id: JsonRpcId,
-  detail: string,
-  upstream: string,
+  diagnostic?: UpstreamDiagnostic,
 ): EdgeHttpError {
   const status = kind === 'timeout' ? 504 : 502;
   const reason: EdgeErrorReason =
@@ -152,8 +161,8 @@ export function upstreamFailure(
     id,
     error: {
       code: CODE_RESPONSE_UNDELIVERABLE,
-      message: `${summary}: ${detail}`,
-      data: { reason, upstream, detail, enforcedBy: 'mcp-edge' },
+      message: diagnostic !== undefined ? `${summary}: ${diagnostic.detail}` : summary,
+      data: { reason, ...diagnostic, enforcedBy: 'mcp-edge' },
     },
   };
   return { status, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };

@@ -522,6 +522,11 @@ export class EnvelopeHeadScanner {
     }
   }
 
+  /** The bytes so far are not the start of a JSON object: no member of an envelope will ever be found. */
+  get unreadable(): boolean {
+    return this.state === S_DEAD;
+  }
+
   snapshot(): {
     id: JsonRpcId | undefined;
     method: string | undefined;

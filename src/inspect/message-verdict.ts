@@ -120,6 +120,19 @@ function rememberRequest(
   if (kind === 'request' && id !== undefined && ctx.remember !== undefined) ctx.remember(id, own);
 }
 
+/** The names in a tools/list result (`result.tools[].name`), skipping entries without a string name. */
+function listedToolNames(value: unknown): string[] {
+  const result = (value as { result?: { tools?: unknown } }).result;
+  const tools = result?.tools;
+  if (!Array.isArray(tools)) return [];
+  const names: string[] = [];
+  for (const tool of tools) {
+    const name = (tool as { name?: unknown } | null)?.name;
+    if (typeof name === 'string') names.push(name);
+  }
+  return names;
+}
+
 /** Judge a complete message that was held in memory. `value` is its JSON.parse result. */
 export function judgeMessage(ctx: JudgeContext, bytes: Uint8Array, value: unknown): Verdict {
   const c = classifyMessage(value);
@@ -127,6 +140,9 @@ export function judgeMessage(ctx: JudgeContext, bytes: Uint8Array, value: unknow
   const subject = subjectFor(ctx, c.kind, c.id, own);
   const measurement = measureMessage(bytes, value, subject);
   ctx.observer.message(ctx.direction, measurement, subject);
+  // The server's own answer to tools/list names its real tools (the metrics keep their labels).
+  if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list')
+    ctx.observer.toolsListed?.(listedToolNames(value));
   rememberRequest(ctx, c.kind, c.id, own);
   return verdictFor(ctx, c.kind, c.id, subject, bytes.length, false);
 }

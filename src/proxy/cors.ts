@@ -12,7 +12,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CorsConfig, EdgeConfig } from '../config/schema.js';
-import { edgeRefusal, upstreamFailure } from '../core/errors.js';
+import { edgeRefusal } from '../core/errors.js';
+import { upstreamFailureAnswer } from './edge-error.js';
 import { firstHeader, hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
 import { PlainForwardError, plainForward } from './plain-forward.js';
 
@@ -109,6 +110,7 @@ export interface Cors {
 
 /** Adds the preflight (onRequest) and response (onSend) hooks. Call before the endpoint's own onRequest checks. */
 export function installCors(app: FastifyInstance, config: EdgeConfig, options: CorsOptions): Cors {
+  let current = config;
   let settings = config.server;
   let policy = corsPolicyOf(settings.cors);
   const listenPath = config.listen.path;
@@ -132,7 +134,8 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
       const kind = err instanceof PlainForwardError && err.kind === 'timeout' ? 'timeout' : 'unreachable';
-      const answer = upstreamFailure(kind, null, detail, target.origin);
+      request.log.warn({ http: 'OPTIONS', err: detail }, 'preflight pass-through failed');
+      const answer = upstreamFailureAnswer(current, kind, null, detail);
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     }
   }
@@ -180,6 +183,7 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
 
   return {
     replace(next) {
+      current = next;
       settings = next.server;
       policy = corsPolicyOf(settings.cors);
     },

@@ -2,21 +2,11 @@
 // outside the MCP endpoint (OAuth discovery and pass-through, CORS preflights): the same 403s as on the endpoint.
 import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import { hostAllowed } from './admission.js';
 
 export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-export function hostAllowed(allowed: readonly string[], host: string | undefined): boolean {
-  if (allowed.length === 0) return true;
-  if (host === undefined) return false;
-  const lower = host.toLowerCase();
-  const bare = lower.replace(/:\d+$/, '');
-  return allowed.some((a) => {
-    const entry = a.toLowerCase();
-    return entry === lower || entry === bare;
-  });
 }
 
 /** The 403 the MCP endpoint would give this request for its Host or Origin, or undefined. */

@@ -24,7 +24,8 @@
 // terminates TLS.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
-import { type EdgeHttpError, edgeRefusal, upstreamFailure } from '../core/errors.js';
+import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import { upstreamFailureAnswer } from './edge-error.js';
 import { firstHeader, hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
 import { type PlainAnswer, PlainForwardError, plainForward } from './plain-forward.js';
 
@@ -223,11 +224,11 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
       request.log.warn({ http: request.method, path, err: failure.message }, 'oauth pass-through failed');
       return send(
         reply,
-        upstreamFailure(
+        upstreamFailureAnswer(
+          settings,
           failure.kind === 'timeout' ? 'timeout' : failure.kind === 'too_large' ? 'failed' : 'unreachable',
           null,
           failure.message,
-          upstream.origin,
         ),
       );
     }

@@ -2,7 +2,7 @@
 // mixed sizes with some oversized, while the config is reloaded every second. Figures are printed for
 // the record; the assertions are what an operator needs: nothing unexplained, every oversized answer
 // refused exactly once, memory flat.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -57,7 +57,10 @@ describe('load', () => {
       let generation = 0;
       const reloads = setInterval(() => {
         generation++;
-        writeFileSync(file, configText(server.url, port, metricsPort, generation));
+        // Written aside and renamed over, as config tooling (and a ConfigMap's symlink swap) does: a reader
+        // never sees half a file. An in-place write read mid-way is a failed reload that the next read mends.
+        writeFileSync(`${file}.next`, configText(server.url, port, metricsPort, generation));
+        renameSync(`${file}.next`, file);
       }, 1000);
       cleanups.push(async () => clearInterval(reloads));
 

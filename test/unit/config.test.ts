@@ -44,6 +44,7 @@ function onlyProblem(text: string, env: Record<string, string | undefined> = {})
 }
 
 const SHA_A = 'a'.repeat(64);
+const JWT_DEFAULTS = { claim: 'tenant', algorithms: ['RS256'], forward: true, opaqueTokens: 'ignore' };
 const SHA_B = 'b'.repeat(64);
 
 describe('valid files', () => {
@@ -89,7 +90,7 @@ describe('valid files', () => {
       listen: { host: '0.0.0.0', port: 8080, path: '/mcp' },
       upstream: {
         url: 'http://127.0.0.1:3000/mcp',
-        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, idle: 0 },
+        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, answerStream: 300_000, idle: 0 },
         tls: { rejectUnauthorized: true },
         maxConnections: 4096,
         preserveHost: false,
@@ -99,8 +100,10 @@ describe('valid files', () => {
       server: {
         allowedHosts: [],
         allowedOrigins: [],
+        trustedProxies: [],
         timeouts: { requestHeaders: 30_000, requestBody: 60_000, keepAlive: 72_000, shutdownGrace: 10_000 },
         maxHeaderBytes: 16 * 1024,
+        exposeUpstreamErrors: false,
       },
       logging: { level: 'info' },
       limits: {
@@ -128,6 +131,7 @@ describe('valid files', () => {
         '  allowedHosts: [MCP.Example.com, "localhost:8080"]',
         '  allowedOrigins: ["HTTPS://App.Example.com", "http://localhost:6274"]',
         '  maxHeaderBytes: 32KB',
+        '  trustedProxies: [10.0.0.0/8, 192.168.1.7, "::1"]',
         'limits:',
         '  request: { maxBodyBytes: 1.5MB, maxMessageBytes: 65536 }',
         '  response: { maxMessageBytes: 0 }',
@@ -149,17 +153,27 @@ describe('valid files', () => {
       connect: 250,
       headers: 120_000,
       body: 120_000,
+      answerStream: 300_000,
       idle: 3_600_000,
     });
     expect(config.server.allowedHosts).toEqual(['mcp.example.com', 'localhost:8080']);
     expect(config.server.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
     expect(config.server.maxHeaderBytes).toBe(32_000);
+    expect(config.server.trustedProxies).toEqual(['10.0.0.0/8', '192.168.1.7/32', '::1/128']);
     expect(config.limits.request).toEqual({ maxBodyBytes: 1_500_000, maxMessageBytes: 65_536 });
     expect(config.limits.response.maxMessageBytes).toBe(0);
     expect(config.tenancy.resolve).toEqual([
       { header: 'x-tenant-id', trustedProxies: ['10.0.0.0/8', '192.168.1.7/32', '::1/128', 'fd00::/8'] },
       { apiKey: { header: 'authorization', bearer: true, tenants: { acme: [SHA_A] } } },
-      { jwt: { secret: '0123456789abcdef0123456789abcdef', claim: 'tenant', algorithms: ['HS256'] } },
+      {
+        jwt: {
+          secret: '0123456789abcdef0123456789abcdef',
+          claim: 'tenant',
+          algorithms: ['HS256'],
+          forward: true,
+          opaqueTokens: 'ignore',
+        },
+      },
     ]);
     // `acme:` with nothing under it declares a tenant with no limits of its own.
     expect(config.tenants).toEqual({ acme: {} });
@@ -183,8 +197,8 @@ describe('valid files', () => {
       const { config } = await loadConfigFile(file, {});
       expect(config.upstream.tls.ca).toBe(join(dir, 'certs/ca.pem'));
       expect(config.tenancy.resolve).toEqual([
-        { jwt: { jwks: join(dir, 'keys/jwks.json'), claim: 'tenant', algorithms: ['RS256'] } },
-        { jwt: { jwks: 'https://auth.example.com/jwks.json', claim: 'tenant', algorithms: ['RS256'] } },
+        { jwt: { jwks: join(dir, 'keys/jwks.json'), ...JWT_DEFAULTS } },
+        { jwt: { jwks: 'https://auth.example.com/jwks.json', ...JWT_DEFAULTS } },
       ]);
     } finally {
       await rm(dir, { recursive: true });
@@ -411,6 +425,22 @@ describe('invalid files name the key path and the line', () => {
         reason: '"1.2.3.4/8/9" is not a CIDR range; write e.g. 10.0.0.0/8, 127.0.0.1 or ::1/128',
       },
     ]);
+  });
+
+  it('refuses a bad CIDR range in server.trustedProxies; the default is to trust no peer', () => {
+    const problem = onlyProblem(
+      yaml(...UPSTREAM, 'server:', '  trustedProxies: [10.0.0.0/8, "10.0.0.0/33"]'),
+    );
+    expect(problem).toMatchObject({ keyPath: 'server.trustedProxies[1]', line: 4 });
+    expect(problem.reason).toContain('invalid prefix length');
+    expect(parseConfigText(yaml(...UPSTREAM), 'edge.yaml', {}).config.server.trustedProxies).toEqual([]);
+  });
+
+  it('refuses upstream credentials that cannot be sent as Basic authentication', () => {
+    const problem = onlyProblem(yaml('upstream:', '  url: "http://us%3Aer:pw@127.0.0.1:3000/mcp"'));
+    expect(problem).toMatchObject({ keyPath: 'upstream.url' });
+    expect(problem.reason).toContain('Basic');
+    expect(problem.reason).not.toContain('pw');
   });
 
   it('requires trustedProxies for a header resolver', () => {
@@ -793,7 +823,8 @@ describe('formatEffectiveConfig', () => {
     expect(printed).not.toContain(SHA_A);
     expect(printed).not.toContain(':pw@');
     expect(printed).toContain('secret: <redacted>');
-    expect(printed).toContain('url: http://user:%3Credacted%3E@127.0.0.1:3000/mcp');
+    expect(printed).not.toContain('user');
+    expect(printed).toContain('url: http://<redacted>@127.0.0.1:3000/mcp');
     expect(printed).toContain('maxBodyBytes: 4194304 # 4 MiB');
     expect(printed).toContain('maxMessageBytes: 0 # no ceiling');
     expect(printed).toContain('connect: 10s');
