@@ -8,6 +8,8 @@ import { formatDuration, formatSize } from './sizes.js';
 
 const CEILING_KEYS = new Set(['maxBodyBytes', 'maxMessageBytes']);
 const SIZE_KEYS = new Set(['hardMaxBytes', 'maxHeaderBytes']);
+/** Durations outside a `timeouts` block. */
+const DURATION_KEYS = new Set(['maxAge']);
 
 function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
   if ('apiKey' in resolver) {
@@ -40,7 +42,7 @@ function sizeComment(key: string, value: number): string | undefined {
   return undefined;
 }
 
-/** Sizes get a comment in readable units; durations (everything under a `timeouts` key) are written with a unit. */
+/** Sizes get a comment in readable units; durations (under a `timeouts` key, and maxAge) are written with a unit. */
 function annotate(node: unknown, parentKey: string | undefined): void {
   if (isMap(node)) {
     for (const pair of node.items) {
@@ -49,7 +51,8 @@ function annotate(node: unknown, parentKey: string | undefined): void {
       const value = pair.value;
       if (!isScalar(value)) annotate(value, key);
       else if (typeof value.value !== 'number') continue;
-      else if (parentKey === 'timeouts') value.value = value.value === 0 ? 0 : formatDuration(value.value);
+      else if (parentKey === 'timeouts' || DURATION_KEYS.has(key))
+        value.value = value.value === 0 ? 0 : formatDuration(value.value);
       else value.comment = sizeComment(key, value.value);
     }
   } else if (isSeq(node)) {

@@ -321,6 +321,77 @@ const allowedOriginSchema = z.string().transform((input, ctx) => {
   return url.origin;
 });
 
+/** `server.publicUrl`: the edge's public origin as clients reach it (no path: the MCP path is listen.path). */
+const publicUrlSchema = z.string().transform((input, ctx) => {
+  const url = URL.canParse(input) ? new URL(input) : undefined;
+  const isOrigin =
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.pathname === '/' &&
+    !input.endsWith('/') &&
+    url.search === '' &&
+    url.hash === '' &&
+    url.username === '' &&
+    url.password === '';
+  if (!isOrigin) {
+    ctx.addIssue({
+      code: 'custom',
+      input,
+      message: `"${input}" is not a public origin; write scheme://host[:port] (the MCP path is listen.path)`,
+    });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
+/** The request headers a browser MCP client sends (a preflight asks for them); the Streamable HTTP transport's own. */
+export const CORS_DEFAULT_ALLOWED_HEADERS = [
+  'content-type',
+  'authorization',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'mcp-method',
+  'mcp-name',
+] as const;
+export const CORS_DEFAULT_EXPOSED_HEADERS = ['mcp-session-id', 'www-authenticate'] as const;
+export const CORS_METHODS = ['POST', 'GET', 'DELETE'] as const;
+
+/** An allowed request header: a header name, or a prefix ending in "*" (mcp-param-*). */
+const corsHeaderPatternSchema = z
+  .string()
+  .regex(/^[!#$%&'+.^_`|~0-9A-Za-z-]+\*?$/, {
+    error: 'expected an HTTP header name, or a prefix ending in "*"',
+  })
+  .transform((name) => name.toLowerCase());
+
+const corsSchema = z.strictObject({
+  // Origins granted CORS; "*" grants any origin (the response still names the caller's origin, never "*").
+  allowedOrigins: z
+    .array(z.union([z.literal('*'), allowedOriginSchema]))
+    .min(1, { error: 'list the browser origins to allow (scheme://host[:port]), or "*"' }),
+  methods: z
+    .array(z.enum(CORS_METHODS))
+    .min(1)
+    .default([...CORS_METHODS]),
+  allowedHeaders: z.array(corsHeaderPatternSchema).default([...CORS_DEFAULT_ALLOWED_HEADERS]),
+  exposedHeaders: z.array(headerNameSchema).default([...CORS_DEFAULT_EXPOSED_HEADERS]),
+  // How long a browser may cache a preflight answer (Access-Control-Max-Age, whole seconds).
+  maxAge: durationSchema.default(600_000),
+});
+export type CorsConfig = z.output<typeof corsSchema>;
+
+/** A path passed through to the upstream unchanged (with everything below it): an OAuth endpoint such as /token. */
+const oauthPathSchema = z
+  .string()
+  .regex(/^(\/[A-Za-z0-9._~-]+)+$/, {
+    error:
+      'must be a path of one or more "/segment" (letters, digits, "." "_" "~" "-"), without a trailing "/"',
+  })
+  .refine((path) => !path.split('/').some((segment) => segment === '.' || segment === '..'), {
+    error: 'must not contain "." or ".." segments',
+  });
+
 /** Userinfo in the URL (`http://user:password@host/mcp`) is sent upstream as Basic authentication. */
 const upstreamUrlSchema = z
   .string({ error: 'expected the upstream MCP endpoint URL' })
@@ -393,12 +464,53 @@ function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
     }
   });
   const listen = recordAt(config, 'listen');
+  checkOAuthAndCors(config, typeof listen?.path === 'string' ? listen.path : '/mcp', ctx);
   const metrics = recordAt(config, 'metrics');
   if (metrics?.enabled !== false && typeof metrics?.port === 'number' && metrics.port !== 0) {
     if (metrics.port === listen?.port) {
       ctx.addIssue({ code: 'custom', path: ['metrics', 'port'], message: 'must differ from listen.port' });
     }
   }
+}
+
+/** Paths the edge serves itself: an OAuth pass-through path must not shadow them. */
+const EDGE_OWN_PATHS = ['/healthz', '/readyz', '/.well-known'];
+
+function within(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
+}
+
+/** OAuth pass-through paths stay clear of the edge's own; CORS grants only origins allowedOrigins lets in. */
+function checkOAuthAndCors(config: unknown, listenPath: string, ctx: z.RefinementCtx): void {
+  const paths = recordAt(config, 'upstream', 'oauth')?.paths;
+  if (Array.isArray(paths)) {
+    paths.forEach((path: unknown, index) => {
+      if (typeof path !== 'string') return;
+      const clash = [listenPath, ...EDGE_OWN_PATHS].find((own) => within(path, own) || within(own, path));
+      if (clash !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstream', 'oauth', 'paths', index],
+          message: `"${path}" overlaps "${clash}", which mcp-edge serves itself`,
+        });
+      }
+    });
+  }
+  const server = recordAt(config, 'server');
+  const allowed = Array.isArray(server?.allowedOrigins) ? (server.allowedOrigins as unknown[]) : [];
+  const corsOrigins = recordAt(server, 'cors')?.allowedOrigins;
+  if (allowed.length === 0 || !Array.isArray(corsOrigins)) return;
+  corsOrigins.forEach((origin: unknown, index) => {
+    if (typeof origin !== 'string' || allowed.includes(origin)) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['server', 'cors', 'allowedOrigins', index],
+      message:
+        origin === '*'
+          ? '"*" would grant CORS to origins that server.allowedOrigins refuses with 403; list the origins'
+          : `"${origin}" is not in server.allowedOrigins, so its requests would be refused with 403; add it there too`,
+    });
+  });
 }
 
 export const edgeConfigSchema = z
@@ -433,6 +545,15 @@ export const edgeConfigSchema = z
       maxConnections: z.number().int().min(1).default(4096),
       // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
       preserveHost: z.boolean().default(false),
+      // An OAuth-protected upstream: its discovery documents and authorization-server endpoints (see well-known.ts).
+      oauth: z
+        .strictObject({
+          // Pass /.well-known/oauth-protected-resource, oauth-authorization-server and openid-configuration through.
+          discovery: z.boolean().default(true),
+          // Further paths passed through unchanged, each with everything below it (/authorize, /token, /register).
+          paths: z.array(oauthPathSchema).default([]),
+        })
+        .prefault({}),
     }),
     metrics: z
       .strictObject({
@@ -446,6 +567,10 @@ export const edgeConfigSchema = z
       .strictObject({
         allowedHosts: z.array(allowedHostSchema).default([]),
         allowedOrigins: z.array(allowedOriginSchema).default([]),
+        // The edge's public origin (scheme://host[:port]); unset: http:// and the request's Host header.
+        publicUrl: publicUrlSchema.optional(),
+        // Answer CORS preflights and grant browser origins; unset: preflights go to the upstream.
+        cors: corsSchema.optional(),
         // Peers whose X-Forwarded-* and Forwarded headers are believed (the load balancer in front).
         trustedProxies: z.array(cidrSchema).default([]),
         timeouts: z

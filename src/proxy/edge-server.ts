@@ -17,6 +17,7 @@ import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import { admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
 import { trackConnections } from './connections.js';
+import { installCors } from './cors.js';
 import type { EdgeContext, RelayedStream } from './edge-context.js';
 import { EdgeError, sendEdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
@@ -24,6 +25,7 @@ import { recordExchangeEnd } from './exchange-end.js';
 import { headerValue } from './headers.js';
 import { registerHttpUpstream, upstreamReachable } from './http-upstream.js';
 import { answerUpstreamVia } from './upstream-answers.js';
+import { registerOAuthRoutes } from './well-known.js';
 
 export { EdgeError } from './edge-error.js';
 
@@ -116,6 +118,10 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     return reply.code(reachable ? 200 : 503).send({ status: reachable ? 'ready' : 'upstream unreachable' });
   });
 
+  // OAuth discovery and pass-through routes (well-known.ts), CORS (cors.ts): before the endpoint's own checks.
+  const oauth = await registerOAuthRoutes(app, config);
+  const cors = installCors(app, config, oauth);
+
   // Everything but POST, GET and DELETE on the MCP endpoint is refused in onRequest, before any body is read.
   app.route({
     method: ['HEAD', 'PUT', 'PATCH', 'OPTIONS'],
@@ -193,6 +199,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     },
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);
+      oauth.replace(next);
+      cors.replace(next);
     },
   };
 }

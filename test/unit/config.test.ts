@@ -94,6 +94,7 @@ describe('valid files', () => {
         tls: { rejectUnauthorized: true },
         maxConnections: 4096,
         preserveHost: false,
+        oauth: { discovery: true, paths: [] },
       },
       metrics: { enabled: true, host: '127.0.0.1', port: 9464, path: '/metrics' },
       server: {
@@ -843,5 +844,98 @@ describe('formatEffectiveConfig', () => {
     );
     const reloaded = parseConfigText(formatEffectiveConfig(loaded), 'printed.yaml', {});
     expect(reloaded.config).toEqual(loaded.config);
+  });
+});
+
+describe('server.publicUrl, server.cors and upstream.oauth', () => {
+  it('normalizes them and fills the CORS defaults', () => {
+    const { config } = parseConfigText(
+      yaml(
+        ...UPSTREAM,
+        '  oauth: { paths: [/authorize, /token] }',
+        'server:',
+        '  publicUrl: HTTPS://MCP.Example.com:443',
+        '  allowedOrigins: ["https://app.example.com"]',
+        '  cors: { allowedOrigins: ["HTTPS://App.Example.com"], allowedHeaders: [Content-Type, mcp-param-*], maxAge: 2h }',
+      ),
+      'edge.yaml',
+      {},
+    );
+    expect(config.upstream.oauth).toEqual({ discovery: true, paths: ['/authorize', '/token'] });
+    expect(config.server.publicUrl).toBe('https://mcp.example.com');
+    expect(config.server.cors).toEqual({
+      allowedOrigins: ['https://app.example.com'],
+      methods: ['POST', 'GET', 'DELETE'],
+      allowedHeaders: ['content-type', 'mcp-param-*'],
+      exposedHeaders: ['mcp-session-id', 'www-authenticate'],
+      maxAge: 7_200_000,
+    });
+    const defaults = parseConfigText(
+      yaml(...UPSTREAM, 'server: { cors: { allowedOrigins: ["*"] } }'),
+      'e',
+      {},
+    );
+    expect(defaults.config.server.cors?.allowedHeaders).toEqual([
+      'content-type',
+      'authorization',
+      'mcp-session-id',
+      'mcp-protocol-version',
+      'last-event-id',
+      'mcp-method',
+      'mcp-name',
+    ]);
+    expect(defaults.config.server.cors?.maxAge).toBe(600_000);
+    expect(formatEffectiveConfig(defaults)).toContain('maxAge: 10m');
+  });
+
+  it('refuses a publicUrl with a path, and an empty CORS origin list', () => {
+    expect(
+      onlyProblem(yaml(...UPSTREAM, 'server: { publicUrl: "https://mcp.example.com/mcp" }')),
+    ).toMatchObject({
+      keyPath: 'server.publicUrl',
+      reason:
+        '"https://mcp.example.com/mcp" is not a public origin; write scheme://host[:port] (the MCP path is listen.path)',
+    });
+    expect(onlyProblem(yaml(...UPSTREAM, 'server: { cors: { allowedOrigins: [] } }'))).toMatchObject({
+      keyPath: 'server.cors.allowedOrigins',
+    });
+  });
+
+  it('refuses a CORS origin that server.allowedOrigins would refuse with 403', () => {
+    const problems = configErrorOf(
+      yaml(
+        ...UPSTREAM,
+        'server:',
+        '  allowedOrigins: ["https://app.example.com"]',
+        '  cors: { allowedOrigins: ["https://app.example.com", "https://other.example.com", "*"] }',
+      ),
+    ).problems;
+    expect(problems.map((p) => [p.keyPath, p.reason])).toEqual([
+      [
+        'server.cors.allowedOrigins[1]',
+        '"https://other.example.com" is not in server.allowedOrigins, so its requests would be refused with 403; add it there too',
+      ],
+      [
+        'server.cors.allowedOrigins[2]',
+        '"*" would grant CORS to origins that server.allowedOrigins refuses with 403; list the origins',
+      ],
+    ]);
+  });
+
+  it('refuses OAuth pass-through paths that overlap what the edge serves itself', () => {
+    const problems = configErrorOf(
+      yaml(...UPSTREAM, '  oauth: { paths: [/mcp, /mcp/token, /healthz, /.well-known/x, /, /a/../b, /ok/] }'),
+    ).problems;
+    expect(problems.map((p) => p.keyPath)).toEqual([
+      'upstream.oauth.paths[0]',
+      'upstream.oauth.paths[1]',
+      'upstream.oauth.paths[2]',
+      'upstream.oauth.paths[3]',
+      'upstream.oauth.paths[4]', // not a path of segments
+      'upstream.oauth.paths[4]', // and it would shadow everything
+      'upstream.oauth.paths[5]',
+      'upstream.oauth.paths[6]',
+    ]);
+    expect(problems[0]?.reason).toBe('"/mcp" overlaps "/mcp", which mcp-edge serves itself');
   });
 });
