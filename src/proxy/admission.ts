@@ -6,20 +6,10 @@ import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { type EdgeRuntime, type Exchange, startExchange } from './exchange.js';
 import { headerValue } from './headers.js';
+import { hostOriginRefusal } from './host-origin.js';
 
 export const FORWARDED_METHODS = ['POST', 'GET', 'DELETE'] as const;
 const ALLOW = FORWARDED_METHODS.join(', ');
-
-export function hostAllowed(allowed: readonly string[], host: string | undefined): boolean {
-  if (allowed.length === 0) return true;
-  if (host === undefined) return false;
-  const lower = host.toLowerCase();
-  const bare = lower.replace(/:\d+$/, '');
-  return allowed.some((a) => {
-    const entry = a.toLowerCase();
-    return entry === lower || entry === bare;
-  });
-}
 
 /** Why this request may not reach the upstream whatever its tenant, or undefined. */
 function refusalBeforeTenant(runtime: EdgeRuntime, request: FastifyRequest): EdgeHttpError | undefined {
@@ -34,23 +24,7 @@ function refusalBeforeTenant(runtime: EdgeRuntime, request: FastifyRequest): Edg
       },
     );
   }
-  const host = headerValue(request.headers, 'host');
-  if (!hostAllowed(runtime.allowedHosts, host)) {
-    return edgeRefusal(
-      403,
-      'forbidden_host',
-      `Host "${host ?? ''}" is not allowed by this mcp-edge (server.allowedHosts)`,
-    );
-  }
-  const origin = headerValue(request.headers, 'origin');
-  if (origin !== undefined && runtime.allowedOrigins.length > 0 && !runtime.allowedOrigins.includes(origin)) {
-    return edgeRefusal(
-      403,
-      'forbidden_origin',
-      `Origin "${origin}" is not allowed by this mcp-edge (server.allowedOrigins)`,
-    );
-  }
-  return undefined;
+  return hostOriginRefusal(runtime, request.headers);
 }
 
 /**

@@ -14,7 +14,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CorsConfig, EdgeConfig } from '../config/schema.js';
 import { edgeRefusal } from '../core/errors.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { firstHeader, hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
+import { headerValue } from './headers.js';
+import { hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
 import { PlainForwardError, plainForward } from './plain-forward.js';
 
 export interface CorsPolicy {
@@ -46,8 +47,8 @@ export function corsPolicyOf(cors: CorsConfig | undefined): CorsPolicy | undefin
 export function isPreflight(method: string, headers: IncomingHttpHeaders): boolean {
   return (
     method === 'OPTIONS' &&
-    firstHeader(headers, 'origin') !== undefined &&
-    firstHeader(headers, 'access-control-request-method') !== undefined
+    headerValue(headers, 'origin') !== undefined &&
+    headerValue(headers, 'access-control-request-method') !== undefined
   );
 }
 
@@ -149,7 +150,7 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
       if (pathOf(request.raw.url) === listenPath) return forwardPreflight(request, reply);
       return;
     }
-    const origin = firstHeader(request.headers, 'origin');
+    const origin = headerValue(request.headers, 'origin');
     if (!originGranted(policy, origin)) {
       const answer = edgeRefusal(
         403,
@@ -161,7 +162,7 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
     const headers = preflightHeaders(
       policy,
       origin,
-      firstHeader(request.headers, 'access-control-request-headers'),
+      headerValue(request.headers, 'access-control-request-headers'),
     );
     return reply.code(204).headers(headers).send();
   });
@@ -174,7 +175,7 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
     for (const name of Object.keys(reply.getHeaders())) {
       if (name.startsWith('access-control-')) reply.removeHeader(name);
     }
-    const origin = firstHeader(request.headers, 'origin');
+    const origin = headerValue(request.headers, 'origin');
     reply.header('vary', appendVary(reply.getHeader('vary'), 'Origin'));
     if (originGranted(policy, origin)) reply.headers(actualResponseHeaders(policy, origin));
     return payload;

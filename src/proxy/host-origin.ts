@@ -1,12 +1,18 @@
-// Host and Origin checks of server.allowedHosts / server.allowedOrigins, for the requests mcp-edge serves
-// outside the MCP endpoint (OAuth discovery and pass-through, CORS preflights): the same 403s as on the endpoint.
+// Host and Origin checks of server.allowedHosts / server.allowedOrigins: one rule for the MCP endpoint and for
+// what mcp-edge serves beside it (OAuth discovery and pass-through, CORS preflights).
 import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
-import { hostAllowed } from './admission.js';
+import { headerValue } from './headers.js';
 
-export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
+export function hostAllowed(allowed: readonly string[], host: string | undefined): boolean {
+  if (allowed.length === 0) return true;
+  if (host === undefined) return false;
+  const lower = host.toLowerCase();
+  const bare = lower.replace(/:\d+$/, '');
+  return allowed.some((a) => {
+    const entry = a.toLowerCase();
+    return entry === lower || entry === bare;
+  });
 }
 
 /** The 403 the MCP endpoint would give this request for its Host or Origin, or undefined. */
@@ -14,7 +20,7 @@ export function hostOriginRefusal(
   server: { allowedHosts: readonly string[]; allowedOrigins: readonly string[] },
   headers: IncomingHttpHeaders,
 ): EdgeHttpError | undefined {
-  const host = firstHeader(headers, 'host');
+  const host = headerValue(headers, 'host');
   if (!hostAllowed(server.allowedHosts, host)) {
     return edgeRefusal(
       403,
@@ -22,7 +28,7 @@ export function hostOriginRefusal(
       `Host "${host ?? ''}" is not allowed by this mcp-edge (server.allowedHosts)`,
     );
   }
-  const origin = firstHeader(headers, 'origin');
+  const origin = headerValue(headers, 'origin');
   if (origin !== undefined && server.allowedOrigins.length > 0 && !server.allowedOrigins.includes(origin)) {
     return edgeRefusal(
       403,

@@ -26,7 +26,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { firstHeader, hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
+import { headerValue } from './headers.js';
+import { hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
 import { type PlainAnswer, PlainForwardError, plainForward } from './plain-forward.js';
 
 export const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
@@ -163,7 +164,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
     if (!discovery || pathOf(request.raw.url) !== listenPath) return payload;
     const challenge = reply.getHeader('www-authenticate');
     if (challenge === undefined) return payload;
-    const origin = publicOrigin(current.server.publicUrl, firstHeader(request.headers, 'host'));
+    const origin = publicOrigin(current.server.publicUrl, headerValue(request.headers, 'host'));
     if (origin === undefined) return payload;
     const options = {
       upstreamOrigin: upstream.origin,
@@ -201,7 +202,7 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
       );
     }
     const isResourceMetadata = isDocument && within(path, PROTECTED_RESOURCE) && request.method === 'GET';
-    const origin = publicOrigin(settings.server.publicUrl, firstHeader(request.headers, 'host'));
+    const origin = publicOrigin(settings.server.publicUrl, headerValue(request.headers, 'host'));
     if (isResourceMetadata && origin === undefined) {
       return send(
         reply,
