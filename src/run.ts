@@ -10,10 +10,10 @@ import {
 } from './config/load.js';
 import type { EdgeConfig } from './config/schema.js';
 import { type FileWatch, watchFile } from './config/watch-file.js';
-import { redactUrl } from './core/url-credentials.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
+import { httpUpstream } from './upstream/http-upstream.js';
 
 export interface RunningEdge {
   edge: EdgeServer;
@@ -84,8 +84,9 @@ export async function startEdge(
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
-  const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: config.upstream.url }) : undefined;
-  const edge = await createEdgeServer(config, { logger: log, ...(metrics ? { metrics } : {}) });
+  const upstream = httpUpstream(config, log);
+  const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: upstream.label }) : undefined;
+  const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
   await edge.listen();
   const address = edge.app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -104,7 +105,7 @@ export async function startEdge(
     }
   }
   log.info(
-    { upstream: redactUrl(config.upstream.url), metrics: metricsServer?.url, configSha256: loaded.sha256 },
+    { upstream: upstream.label, metrics: metricsServer?.url, configSha256: loaded.sha256 },
     `mcp-edge serving ${url}`,
   );
 

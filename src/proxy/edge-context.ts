@@ -6,6 +6,7 @@ import type { EdgeConfig } from '../config/schema.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
+import type { Upstream } from '../upstream/upstream.js';
 import type { Exchange } from './exchange.js';
 
 declare module 'fastify' {
@@ -30,8 +31,12 @@ export interface EdgeContext {
   metrics: EdgeMetrics | undefined;
   sessions: SessionStore;
   streams: Set<RelayedStream>;
-  /** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */
-  answerUpstream(exchange: Exchange, messages: JsonRpcErrorMessage[]): void;
+  upstream: Upstream;
+}
+
+/** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */
+export function answerUpstream(ctx: EdgeContext, exchange: Exchange, messages: JsonRpcErrorMessage[]): void {
+  for (const message of messages) ctx.upstream.send(exchange.sessionId, message);
 }
 
 /** The exchange of a request routed to the proxy (onRequest has created it, or refused the request). */

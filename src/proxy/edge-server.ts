@@ -1,5 +1,5 @@
 // The Fastify shell: wires the stages together. Admission decides which requests become exchanges, the
-// body reader reads them within their ceilings, the HTTP upstream carries them, the response relay
+// body reader reads them within their ceilings, an Upstream (src/upstream) carries them, the response relay
 // transforms answers, every answer of the edge's own goes through sendEdgeError, and each exchange ends
 // with exactly one log line and one count (recordExchangeEnd).
 import type { Readable } from 'node:stream';
@@ -14,6 +14,8 @@ import type { EdgeConfig } from '../config/schema.js';
 import { edgeRefusal } from '../core/errors.js';
 import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
+import { httpUpstream } from '../upstream/http-upstream.js';
+import type { Upstream } from '../upstream/upstream.js';
 import { admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
 import { trackConnections } from './connections.js';
@@ -23,8 +25,7 @@ import { EdgeError, sendEdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
 import { headerValue } from './headers.js';
-import { registerHttpUpstream, upstreamReachable } from './http-upstream.js';
-import { answerUpstreamVia } from './upstream-answers.js';
+import { relayResponse, upstreamFailed } from './response-relay.js';
 import { registerOAuthRoutes } from './well-known.js';
 
 export { EdgeError } from './edge-error.js';
@@ -33,6 +34,8 @@ export interface EdgeServerOptions {
   logger: Logger;
   /** Prometheus metrics; every exchange, message and violation is recorded there. */
   metrics?: EdgeMetrics;
+  /** Where exchanges go; by default the HTTP upstream of `upstream.url`. */
+  upstream?: Upstream;
 }
 
 export interface EdgeServer {
@@ -45,7 +48,7 @@ export interface EdgeServer {
 
 export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOptions): Promise<EdgeServer> {
   const log = options.logger;
-  const upstream = new URL(config.upstream.url);
+  const upstream: Upstream = options.upstream ?? httpUpstream(config, log);
   const streams = new Set<RelayedStream>();
   const ctx: EdgeContext = {
     config,
@@ -53,7 +56,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     metrics: options.metrics,
     sessions: new SessionStore(),
     streams,
-    answerUpstream: answerUpstreamVia({ config, log }),
+    upstream,
   };
   let runtime = runtimeOf(config);
   /** GET exchanges (standalone streams) still waiting for the upstream's answer. */
@@ -113,7 +116,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    const reachable = await upstreamReachable(upstream, config.upstream.timeouts.connect);
+    const reachable = await upstream.ready();
     // The upstream's address is for operators (the log, the config), not for anyone who can reach /readyz.
     return reply.code(reachable ? 200 : 503).send({ status: reachable ? 'ready' : 'upstream unreachable' });
   });
@@ -165,7 +168,10 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       .catch((err: unknown) => done(err instanceof Error ? err : new Error(String(err)), undefined));
   });
 
-  await registerHttpUpstream(app, ctx);
+  await upstream.register(app, {
+    deliver: (request, reply, response) => relayResponse(ctx, request, reply, response),
+    fail: (reply, kind, detail) => upstreamFailed(ctx, reply, kind, detail),
+  });
 
   return {
     app,

@@ -4,7 +4,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { JsonResponseInspector } from '../inspect/json-response.js';
-import type { EdgeContext } from './edge-context.js';
+import { answerUpstream, type EdgeContext } from './edge-context.js';
 import { sendEdgeError, upstreamFailureAnswer } from './edge-error.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 
@@ -83,7 +83,7 @@ export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyRe
     if (reply.sent) return;
     const outcome = inspector.finish();
     if (outcome.action === 'replace') {
-      ctx.answerUpstream(exchange, outcome.toUpstream);
+      answerUpstream(ctx, exchange, outcome.toUpstream);
       reply.code(200);
     }
     sendBody(exchange, reply, outcome.body);

@@ -5,17 +5,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { UpstreamFailureKind } from '../core/errors.js';
+import type { UpstreamResponse } from '../upstream/upstream.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
+import { sendEdgeError, upstreamFailureAnswer } from './edge-error.js';
 import { acceptedBySession, type Exchange } from './exchange.js';
 import { contentCoding, headerValue, isEventStream, isJson } from './headers.js';
 import { relayJson } from './json-relay.js';
 import { relaySse } from './sse-relay.js';
-
-export interface UpstreamResponse {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  stream: Readable;
-}
 
 function decodedStream(res: UpstreamResponse): Readable {
   switch (contentCoding(res.headers)) {
@@ -81,4 +78,24 @@ export function relayResponse(
   const source = decodedStream(res);
   if (isEventStream(contentType)) relaySse(ctx, exchange, reply, source);
   else relayJson(ctx, exchange, reply, source);
+}
+
+/** The upstream could not answer the exchange: a 502/504 for its id, the detail in the log only. */
+export function upstreamFailed(
+  ctx: EdgeContext,
+  reply: FastifyReply,
+  kind: Exclude<UpstreamFailureKind, 'failed'>,
+  detail: string,
+): void {
+  // The client left (the proxy then aborts the upstream request): there is no one to answer.
+  if (reply.raw.destroyed) return;
+  const exchange = reply.request.edge;
+  const id = exchange?.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
+  if (exchange !== undefined)
+    exchange.outcome = kind === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable';
+  reply.request.log.warn(
+    { tenant: exchange?.tenant, upstream: ctx.upstream.label, detail },
+    kind === 'timeout' ? 'upstream did not answer in time' : 'upstream unreachable',
+  );
+  sendEdgeError(reply, upstreamFailureAnswer(ctx.config, kind, id, detail));
 }

@@ -6,7 +6,7 @@ import { Transform } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Outcome } from '../core/outcome.js';
 import { type InspectorOutput, SseResponseInspector } from '../inspect/sse-response.js';
-import type { EdgeContext, RelayedStream } from './edge-context.js';
+import { answerUpstream, type EdgeContext, type RelayedStream } from './edge-context.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 
 /** Why a stream the edge itself ended has left requests unanswered, as the client is told. */
@@ -36,7 +36,7 @@ export function relaySse(ctx: EdgeContext, exchange: Exchange, reply: FastifyRep
       exchange.responseBytes += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
       push(piece);
     }
-    ctx.answerUpstream(exchange, out.toUpstream);
+    answerUpstream(ctx, exchange, out.toUpstream);
   };
 
   const transform = new Transform({

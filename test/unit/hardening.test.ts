@@ -11,7 +11,7 @@ import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { SessionStore } from '../../src/inspect/session-store.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 import { outcomeOf } from '../../src/proxy/exchange-end.js';
-import { resendDelay } from '../../src/proxy/http-upstream.js';
+import { resendDelay } from '../../src/upstream/http-upstream.js';
 
 /** The events a client dispatches from `text`, parsed by eventsource-parser (what both MCP SDKs use). */
 function dispatched(text: string): EventSourceMessage[] {

@@ -1,16 +1,18 @@
-// The HTTP upstream: @fastify/http-proxy and its undici pool carry each admitted exchange to the MCP
-// server, with the request headers rewritten for it and its response handed to the response relay.
+// The HTTP upstream, the first kind of Upstream: @fastify/http-proxy and its undici pool carry each admitted
+// exchange to a Streamable HTTP MCP server, with the request headers rewritten for it; its answers go to the
+// shell's sink. Messages of the edge's own go by a plain POST; readiness is a TCP connect.
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { basicAuthorization } from '../core/url-credentials.js';
-import { FORWARDED_METHODS } from './admission.js';
-import { type EdgeContext, exchangeOf } from './edge-context.js';
-import { sendEdgeError, upstreamFailureAnswer } from './edge-error.js';
-import { upstreamCrossing } from './exchange.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { EdgeConfig } from '../config/schema.js';
+import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
+import { FORWARDED_METHODS } from '../proxy/admission.js';
+import { exchangeOf } from '../proxy/edge-context.js';
+import { upstreamCrossing } from '../proxy/exchange.js';
 import {
   clientResponseHeaders,
   contentCoding,
@@ -18,8 +20,8 @@ import {
   isEventStream,
   isJson,
   upstreamRequestHeaders,
-} from './headers.js';
-import { relayResponse, type UpstreamResponse } from './response-relay.js';
+} from '../proxy/headers.js';
+import type { Upstream, UpstreamResponse, UpstreamSink } from './upstream.js';
 
 /** Errors of a request written to a connection the upstream had already closed. */
 const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
@@ -37,11 +39,39 @@ export function resendDelay(method: string, err: unknown, attempt: number): numb
   return STALE_CONNECTION_CODES.has(code) ? 1 : null;
 }
 
-export async function registerHttpUpstream(app: FastifyInstance, ctx: EdgeContext): Promise<void> {
-  const { config } = ctx;
+export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   const upstream = new URL(config.upstream.url);
   // Userinfo in upstream.url is sent as Basic credentials, never in a URL (see src/core/url-credentials.ts).
   const upstreamAuthorization = basicAuthorization(config.upstream.url);
+  // fetch refuses a URL with credentials (and its error would name it).
+  const plainUrl = withoutCredentials(config.upstream.url);
+  return {
+    label: redactUrl(config.upstream.url),
+    register: (app, sink) => registerProxy(app, sink, config, upstream, upstreamAuthorization),
+    send(sessionId, message) {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      };
+      if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+      if (upstreamAuthorization !== undefined) headers.authorization = upstreamAuthorization;
+      fetch(plainUrl, { method: 'POST', headers, body: JSON.stringify(message) })
+        .then((res) => res.body?.cancel())
+        .catch((err: unknown) =>
+          log.warn({ err: String(err) }, 'could not send a message of the edge upstream'),
+        );
+    },
+    ready: () => tcpReachable(upstream, config.upstream.timeouts.connect),
+  };
+}
+
+async function registerProxy(
+  app: Parameters<Upstream['register']>[0],
+  sink: UpstreamSink,
+  config: EdgeConfig,
+  upstream: URL,
+  upstreamAuthorization: string | undefined,
+): Promise<void> {
   await app.register(httpProxy, {
     upstream: upstream.origin,
     prefix: config.listen.path,
@@ -99,28 +129,14 @@ export async function registerHttpUpstream(app: FastifyInstance, ctx: EdgeContex
         return clientResponseHeaders(headers, inspect, decoded) as IncomingHttpHeaders;
       },
       onResponse: (request, reply, res) =>
-        relayResponse(
-          ctx,
-          request as FastifyRequest,
-          reply as FastifyReply,
-          res as unknown as UpstreamResponse,
-        ),
+        sink.deliver(request as FastifyRequest, reply as FastifyReply, res as unknown as UpstreamResponse),
       onError: (reply, { error }) => {
-        const exchange = (reply.request as FastifyRequest).edge;
-        // The client left (reply-from then aborts the upstream request): there is no one to answer.
-        if (reply.raw.destroyed) return;
         const timeout = (error as { statusCode?: number }).statusCode === 504;
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        const detail = cause?.code ?? cause?.message ?? error.message;
-        const id = exchange?.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
-        if (exchange !== undefined) exchange.outcome = timeout ? 'upstream_timeout' : 'upstream_unreachable';
-        reply.request.log.warn(
-          { tenant: exchange?.tenant, upstream: upstream.origin, detail },
-          timeout ? 'upstream did not answer in time' : 'upstream unreachable',
-        );
-        sendEdgeError(
+        sink.fail(
           reply as FastifyReply,
-          upstreamFailureAnswer(config, timeout ? 'timeout' : 'unreachable', id, detail),
+          timeout ? 'timeout' : 'unreachable',
+          cause?.code ?? cause?.message ?? error.message,
         );
       },
     },
@@ -128,7 +144,7 @@ export async function registerHttpUpstream(app: FastifyInstance, ctx: EdgeContex
 }
 
 /** Readiness: can a TCP connection to the upstream be opened within the connect timeout? */
-export function upstreamReachable(upstream: URL, timeoutMs: number): Promise<boolean> {
+function tcpReachable(upstream: URL, timeoutMs: number): Promise<boolean> {
   const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
   const host = upstream.hostname.replace(/^\[|\]$/g, '');
   return new Promise((resolve) => {
