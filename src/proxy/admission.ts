@@ -46,6 +46,7 @@ export async function admit(
     );
   const refuse = (answer: EdgeHttpError): never => {
     request.edge = begin(runtime.defaultTenant);
+    request.edge.wireBytesBefore = request.raw.socket.bytesWritten;
     throw new EdgeError(answer);
   };
   const early = refusalBeforeTenant(runtime, request);
@@ -60,6 +61,7 @@ export async function admit(
     );
   }
   const exchange = begin(decision.ok ? decision.tenant : runtime.defaultTenant);
+  exchange.wireBytesBefore = request.raw.socket.bytesWritten;
   request.edge = exchange;
   return exchange;
 }

@@ -15,10 +15,7 @@ export class EdgeError extends Error {
 /** Sends an answer of the edge's own; an exchange that has no outcome yet was refused. */
 export function sendEdgeError(reply: FastifyReply, answer: EdgeHttpError): FastifyReply {
   const exchange = reply.request.edge;
-  if (exchange !== undefined) {
-    exchange.outcome ??= 'refused';
-    exchange.responseBytes += Buffer.byteLength(answer.body);
-  }
+  if (exchange !== undefined) exchange.outcome ??= 'refused';
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
 

@@ -41,7 +41,8 @@ export function recordExchangeEnd(
       rpc: [...s.methods],
       tools: s.tools.size > 0 ? [...s.tools] : undefined,
       requestBytes: exchange.requestBytes,
-      responseBytes: exchange.responseBytes,
+      // Everything this exchange wrote to the client's connection: status line, headers, body, framing.
+      responseBytes: request.raw.socket.bytesWritten - exchange.wireBytesBefore,
       messages: { request: s.requestMessages, response: s.responseMessages },
       largestResponseMessage: s.largestResponseMessage || undefined,
       violations: s.violations.length > 0 ? s.violations : undefined,

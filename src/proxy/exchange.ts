@@ -70,7 +70,8 @@ export interface Exchange {
   observer: InspectionObserver;
   startedAt: bigint;
   requestBytes: number;
-  responseBytes: number;
+  /** Bytes the client's connection had carried before this exchange (its own are counted from there). */
+  wireBytesBefore: number;
   upstreamStatus: number | undefined;
   upstreamSentAt: bigint | undefined;
   /** Set where the edge decides how the exchange ends; unset, it is decided when the response closes. */
@@ -98,7 +99,7 @@ export function startExchange(
     observer: combineObservers(summary, ...observers),
     startedAt: process.hrtime.bigint(),
     requestBytes: 0,
-    responseBytes: 0,
+    wireBytesBefore: 0,
     upstreamStatus: undefined,
     upstreamSentAt: undefined,
     outcome: undefined,

@@ -15,8 +15,7 @@ class StalledBodyError extends Error {
   }
 }
 
-function sendBody(exchange: Exchange, reply: FastifyReply, body: Uint8Array | string): void {
-  exchange.responseBytes += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+function sendBody(reply: FastifyReply, body: Uint8Array | string): void {
   reply.send(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 }
 
@@ -51,7 +50,6 @@ export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyRe
     armStall();
     if (passThrough !== undefined) {
       inspector.push(chunk);
-      exchange.responseBytes += chunk.length;
       if (!passThrough.write(chunk)) source.pause();
       return;
     }
@@ -61,15 +59,12 @@ export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyRe
       source.off('data', onData);
       disarmStall();
       source.destroy();
-      sendBody(exchange, reply.code(200), inspector.overflow().body);
+      sendBody(reply.code(200), inspector.overflow().body);
       return;
     }
     passThrough = new PassThrough();
     passThrough.on('drain', () => source.resume());
-    for (const held of inspector.startPassThrough()) {
-      exchange.responseBytes += held.length;
-      passThrough.write(held);
-    }
+    for (const held of inspector.startPassThrough()) passThrough.write(held);
     reply.send(passThrough);
   };
   source.on('data', onData);
@@ -86,7 +81,7 @@ export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyRe
       answerUpstream(ctx, exchange, outcome.toUpstream);
       reply.code(200);
     }
-    sendBody(exchange, reply, outcome.body);
+    sendBody(reply, outcome.body);
   });
   source.on('error', (err) => {
     disarmStall();

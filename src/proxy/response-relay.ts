@@ -27,13 +27,6 @@ function decodedStream(res: UpstreamResponse): Readable {
   }
 }
 
-function countBytes(exchange: Exchange, stream: Readable): Readable {
-  stream.on('data', (chunk: Buffer) => {
-    exchange.responseBytes += chunk.length;
-  });
-  return stream;
-}
-
 /** What the upstream's status says about the session the exchange named (or the one it just issued). */
 function noteSession(
   ctx: EdgeContext,
@@ -72,7 +65,7 @@ export function relayResponse(
   const contentType = res.headers['content-type'];
   if (contentCoding(res.headers) === 'unsupported' || !(isEventStream(contentType) || isJson(contentType))) {
     reply.raw.once('close', () => res.stream.destroy());
-    reply.send(countBytes(exchange, res.stream));
+    reply.send(res.stream);
     return;
   }
   const source = decodedStream(res);

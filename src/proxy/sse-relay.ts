@@ -32,10 +32,7 @@ export function relaySse(ctx: EdgeContext, exchange: Exchange, reply: FastifyRep
   let stopped = false;
 
   const emit = (out: InspectorOutput, push: (chunk: Uint8Array | string) => void) => {
-    for (const piece of out.toClient) {
-      exchange.responseBytes += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
-      push(piece);
-    }
+    for (const piece of out.toClient) push(piece);
     answerUpstream(ctx, exchange, out.toUpstream);
   };
 

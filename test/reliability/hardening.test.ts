@@ -343,6 +343,26 @@ describe('every exchange gets one log line and one count, with who ended it', ()
     ).toBe(1);
   });
 
+  it('responseBytes is what the exchange wrote to the client connection: headers and body', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: 'r'.repeat(10_000) } });
+    const upstream = track(await startRawUpstream(() => jsonReply(body)));
+    const edge = track(await startTestEdge(upstream.url));
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(edge.url, {
+        method: 'POST',
+        headers: MCP_POST_HEADERS,
+        body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}',
+      });
+      expect(await res.text()).toBe(body);
+    }
+    await until(() => exchangeLines(edge).length === 2);
+    // The second exchange rode the same keep-alive connection: each counts its own bytes only.
+    for (const line of exchangeLines(edge)) {
+      expect(Number(line.responseBytes)).toBeGreaterThan(body.length);
+      expect(Number(line.responseBytes)).toBeLessThan(body.length + 1024);
+    }
+  });
+
   it('every outcome is documented in docs/operations.md', async () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
