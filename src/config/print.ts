@@ -1,12 +1,14 @@
 // `mcp-edge check-config FILE`: the normalized config as YAML, secrets redacted, sizes and
 // durations annotated in readable units.
 import { Document, isMap, isPair, isScalar, isSeq } from 'yaml';
+import { CEILINGS, type CeilingUnit } from '../core/ceilings.js';
 import { REDACTED, redactUrl } from '../core/url-credentials.js';
 import type { LoadedConfig } from './load.js';
 import type { EdgeConfig, TenantResolverConfig } from './schema.js';
 import { formatDuration, formatSize } from './sizes.js';
 
-const CEILING_KEYS = new Set(['maxBodyBytes', 'maxMessageBytes']);
+/** The ceilings of the table, by the key they sit under in a request or response block. */
+const CEILING_UNITS = new Map<string, CeilingUnit>(CEILINGS.map((c) => [c.key, c.unit]));
 const SIZE_KEYS = new Set(['hardMaxBytes', 'maxHeaderBytes']);
 /** Durations outside a `timeouts` block. */
 const DURATION_KEYS = new Set(['maxAge']);
@@ -37,7 +39,11 @@ function redacted(config: EdgeConfig): EdgeConfig {
 
 /** The readable form of a size, by the key it sits under; undefined when the key is not a size. */
 function sizeComment(key: string, value: number): string | undefined {
-  if (CEILING_KEYS.has(key)) return value === 0 ? ' no ceiling' : ` ${formatSize(value)}`;
+  const unit = CEILING_UNITS.get(key);
+  if (unit !== undefined) {
+    if (value === 0) return ' no ceiling';
+    return unit === 'bytes' ? ` ${formatSize(value)}` : ` ${value.toLocaleString('en-US')} messages`;
+  }
   if (SIZE_KEYS.has(key)) return ` ${formatSize(value)}`;
   return undefined;
 }

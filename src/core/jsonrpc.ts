@@ -62,7 +62,11 @@ export interface BodyMessage extends Classified {
   value: unknown;
 }
 
-export type ParsedBody = { ok: true; batch: boolean; messages: BodyMessage[] } | { ok: false; error: string };
+export type ParsedBody =
+  | { ok: true; batch: boolean; messages: BodyMessage[] }
+  | { ok: false; error: string }
+  /** A batch with more elements than the caller allows: counted from the structure, none of them parsed. */
+  | { ok: false; error: string; batchMessages: number };
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -101,7 +105,7 @@ function toBodyMessage(bytes: Uint8Array, value: unknown): BodyMessage {
  * (a subarray of the body). Invalid UTF-8, invalid JSON or a leading UTF-8 BOM give ok:false with a readable
  * error. An empty batch is ok:true with no messages: the caller decides what that means.
  */
-export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
+export function parseJsonRpcBody(bytes: Uint8Array, maxBatchMessages: number | null = null): ParsedBody {
   if (startsWithBom(bytes)) return { ok: false, error: 'body starts with a UTF-8 byte order mark' };
   const [start, end] = trimmedSpan(bytes);
   if (start === end) return { ok: false, error: 'body is empty' };
@@ -116,6 +120,9 @@ export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
 
   const split = splitTopLevel(bytes);
   if (!split.ok) return { ok: false, error: `body is not valid JSON: ${split.error}` };
+  if (maxBatchMessages !== null && split.spans.length > maxBatchMessages) {
+    return { ok: false, error: 'batch has too many messages', batchMessages: split.spans.length };
+  }
   const messages: BodyMessage[] = [];
   for (const [index, [from, to]] of split.spans.entries()) {
     const own = bytes.subarray(from, to);

@@ -69,8 +69,8 @@ export function messageCeiling(ctx: JudgeContext, subject: MessageSubject): numb
     tool: subject.tool,
   });
   return ctx.direction === 'request'
-    ? limits.request.maxMessageBytes.bytes
-    : limits.response.maxMessageBytes.bytes;
+    ? limits.request.maxMessageBytes.value
+    : limits.response.maxMessageBytes.value;
 }
 
 function verdictFor(
@@ -86,9 +86,9 @@ function verdictFor(
   const violation: LimitViolation = {
     limit: ctx.direction === 'request' ? 'request.maxMessageBytes' : 'response.maxMessageBytes',
     direction: ctx.direction,
-    limitBytes,
-    observedBytes,
-    observedBytesIsLowerBound: lowerBound,
+    limitValue: limitBytes,
+    observedValue: observedBytes,
+    observedIsLowerBound: lowerBound,
     tenant: ctx.tenant,
     method: subject.method,
     tool: subject.tool,

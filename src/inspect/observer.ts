@@ -40,7 +40,7 @@ export class ExchangeSummary implements InspectionObserver {
   largestResponseMessage = 0;
   methods = new Set<string>();
   tools = new Set<string>();
-  violations: { limit: string; action: LimitAction; observedBytes: number; id: unknown }[] = [];
+  violations: { limit: string; action: LimitAction; observed: number; id: unknown }[] = [];
   unparsableMessages = 0;
   /** Messages towards the client that a ceiling replaced or dropped (enforced, not observed). */
   rejectedResponses = 0;
@@ -59,7 +59,7 @@ export class ExchangeSummary implements InspectionObserver {
   limitExceeded(v: LimitViolation, action: LimitAction): void {
     if (v.direction === 'response' && action === 'rejected') this.rejectedResponses++;
     if (this.violations.length < 16) {
-      this.violations.push({ limit: v.limit, action, observedBytes: v.observedBytes, id: v.id });
+      this.violations.push({ limit: v.limit, action, observed: v.observedValue, id: v.id });
     }
   }
 

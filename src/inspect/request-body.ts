@@ -42,13 +42,28 @@ export function bodyViolation(
   return {
     limit: 'request.maxBodyBytes',
     direction: 'request',
-    limitBytes,
-    observedBytes,
-    observedBytesIsLowerBound: lowerBound,
+    limitValue: limitBytes,
+    observedValue: observedBytes,
+    observedIsLowerBound: lowerBound,
     tenant: ctx.tenant,
     method: hint.method,
     tool: hint.tool,
     id: id ?? null,
+  };
+}
+
+/** Violation of request.maxBatchMessages: a batch with more messages than its tenant allows. */
+function batchViolation(ctx: Pick<JudgeContext, 'tenant'>, limit: number, observed: number): LimitViolation {
+  return {
+    limit: 'request.maxBatchMessages',
+    direction: 'request',
+    limitValue: limit,
+    observedValue: observed,
+    observedIsLowerBound: false,
+    tenant: ctx.tenant,
+    method: undefined,
+    tool: undefined,
+    id: null,
   };
 }
 
@@ -65,9 +80,19 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
       ),
     };
   }
-  const parsed = parseJsonRpcBody(bytes);
+  // A batch is counted before any of its messages is parsed: 100,000 tiny messages are cheap to send.
+  const batchLimit = resolveLimits(ctx.policy, { tenant: ctx.tenant }).request.maxBatchMessages.value;
+  const parsed = parseJsonRpcBody(bytes, ctx.mode === 'enforce' ? batchLimit : null);
   if (!parsed.ok) {
+    if ('batchMessages' in parsed && batchLimit !== null) {
+      const v = batchViolation(ctx, batchLimit, parsed.batchMessages);
+      ctx.observer.limitExceeded(v, 'rejected');
+      return { ok: false, refusal: requestRefusal(v) };
+    }
     return { ok: false, refusal: parseErrorRefusal(parsed.error) };
+  }
+  if (parsed.batch && batchLimit !== null && parsed.messages.length > batchLimit) {
+    ctx.observer.limitExceeded(batchViolation(ctx, batchLimit, parsed.messages.length), 'observed');
   }
   if (parsed.messages.length === 0) {
     return {
@@ -94,7 +119,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     tenant: ctx.tenant,
     method: single?.method,
     tool: single?.tool,
-  }).request.maxBodyBytes.bytes;
+  }).request.maxBodyBytes.value;
   if (bodyLimit !== null && bytes.length > bodyLimit) {
     const v = bodyViolation(
       ctx,

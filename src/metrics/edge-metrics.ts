@@ -2,7 +2,8 @@
 // proxy makes per exchange. Hot-path calls look up a cached prom-client child by a short string key; the
 // label object and the child are built once per distinct label set.
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { resolveLimits } from '../core/limits.js';
+import { ceilingsIn } from '../core/ceilings.js';
+import { resolvedCeiling, resolveLimits } from '../core/limits.js';
 import type { Outcome } from '../core/outcome.js';
 import type {
   Direction,
@@ -57,11 +58,8 @@ export interface EdgeMetricsOptions {
 export const DEFAULT_MAX_TOOL_LABELS = 200;
 export const DEFAULT_MAX_METHOD_LABELS = 100;
 
-const LIMIT_NAMES: readonly LimitName[] = [
-  'request.maxBodyBytes',
-  'request.maxMessageBytes',
-  'response.maxMessageBytes',
-];
+/** mcp_edge_limit_bytes carries the byte ceilings of the table; a count ceiling shows in mcp_edge_limit_exceeded_total. */
+const BYTE_CEILINGS = ceilingsIn('bytes');
 
 const CHANNEL_NAMES: readonly ResultChannelName[] = [
   'content_text',
@@ -104,13 +102,9 @@ export function configuredCeilings(policy: LimitPolicy, tenants: readonly string
         method: probe.method === '' ? undefined : probe.method,
         tool: probe.tool === '' ? undefined : probe.tool,
       });
-      const bytesOf: Record<LimitName, number | null> = {
-        'request.maxBodyBytes': effective.request.maxBodyBytes.bytes,
-        'request.maxMessageBytes': effective.request.maxMessageBytes.bytes,
-        'response.maxMessageBytes': effective.response.maxMessageBytes.bytes,
-      };
-      for (const limit of LIMIT_NAMES) {
-        ceilings.push({ tenant, limit, ...probe, bytes: bytesOf[limit] ?? Number.POSITIVE_INFINITY });
+      for (const ceiling of BYTE_CEILINGS) {
+        const bytes = resolvedCeiling(effective, ceiling).value ?? Number.POSITIVE_INFINITY;
+        ceilings.push({ tenant, limit: ceiling.name, ...probe, bytes });
       }
     }
   }

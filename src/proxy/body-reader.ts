@@ -141,7 +141,7 @@ export async function readBoundedBody(
   const ceiling =
     hint.method !== undefined
       ? resolveLimits(exchange.runtime.policy, { tenant: exchange.tenant, ...hint }).request.maxBodyBytes
-          .bytes
+          .value
       : holdBounds(exchange.runtime, exchange.tenant).requestBody;
   const enforced = exchange.mode === 'enforce' ? ceiling : null;
   const declared = Number(headerValue(request.headers, 'content-length') ?? Number.NaN);

@@ -1,6 +1,7 @@
 // The end of an exchange: exactly one log line and one count per exchange, written when the response
 // closes, however it closed (answered, refused, cut by the client, ended by shutdown or by the upstream).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import type { Outcome } from '../core/outcome.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import type { Exchange } from './exchange.js';
@@ -30,6 +31,8 @@ export function recordExchangeEnd(
   const outcome = outcomeOf(exchange, res.writableFinished);
   const status = res.headersSent ? res.statusCode : CLIENT_CLOSED_STATUS;
   metrics?.exchangeFinished({ tenant: exchange.tenant, httpMethod: request.method, status, outcome });
+  // The line is built only when it will be written (the benchmark runs at warn).
+  if (!(request.log as unknown as Logger).isLevelEnabled('info')) return;
   const s = exchange.summary;
   request.log.info(
     {

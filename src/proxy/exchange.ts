@@ -171,7 +171,7 @@ export function responseHoldBytes(exchange: Exchange, subjects: MessageSubject[]
       tenant: exchange.tenant,
       method: subject.method,
       tool: subject.tool,
-    }).response.maxMessageBytes.bytes;
+    }).response.maxMessageBytes.value;
     if (bytes === null) return null;
     sum += bytes;
   }

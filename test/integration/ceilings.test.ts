@@ -309,6 +309,34 @@ describe('batches, notifications and server requests', () => {
   });
 });
 
+describe('a count ceiling: request.maxBatchMessages', () => {
+  it('a 100,000-message batch gets 413 naming the ceiling, and nothing reaches the upstream', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
+    const edge = track(await startTestEdge(upstream.url, '', { metrics: true }));
+    const body = `[${Array.from({ length: 100_000 }, () => '{"jsonrpc":"2.0","method":"a"}').join(',')}]`;
+    expect(body.length).toBeLessThan(4 * 1024 * KiB);
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body });
+    expect(res.status).toBe(413);
+    const refused = (await res.json()) as { error: { message: string; data: Record<string, unknown> } };
+    console.log(`[maxBatchMessages] ${res.status} ${JSON.stringify(refused)}`);
+    expect(refused.error.data).toMatchObject({
+      limit: 'request.maxBatchMessages',
+      limitMessages: 10_000,
+      observedMessages: 100_000,
+      enforcedBy: 'mcp-edge',
+    });
+    expect(upstream.received).toHaveLength(0);
+    const metrics = await (await fetch(edge.metricsUrl ?? '')).text();
+    expect(metrics).toMatch(
+      /mcp_edge_limit_exceeded_total\{limit="request.maxBatchMessages",direction="request",action="rejected"[^}]*\} 1/,
+    );
+    // A batch within the ceiling goes through as sent.
+    const small = `[${Array.from({ length: 3 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping"}`).join(',')}]`;
+    expect((await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: small })).status).toBe(200);
+    expect(upstream.received[0]?.body.toString()).toBe(small);
+  });
+});
+
 describe('boundaries are counted in UTF-8 bytes', () => {
   // A response whose envelope is exactly `bytes` long, ending in a text of multi-byte characters.
   function envelopeOf(bytes: number, filler: string): string {

@@ -189,9 +189,9 @@ function feedTraffic(metrics: EdgeMetrics): void {
       {
         limit: 'response.maxMessageBytes',
         direction: 'response',
-        limitBytes: MiB,
-        observedBytes: 2 * MiB,
-        observedBytesIsLowerBound: false,
+        limitValue: MiB,
+        observedValue: 2 * MiB,
+        observedIsLowerBound: false,
         tenant: 'acme',
         ...EXPORT,
         id: 1,

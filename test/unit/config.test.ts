@@ -76,11 +76,11 @@ describe('valid files', () => {
     const policy = limitPolicyOf(config);
     expect(
       resolveLimits(policy, { tenant: 'default', method: 'tools/call', tool: 'sized' }).response
-        .maxMessageBytes.bytes,
+        .maxMessageBytes.value,
     ).toBe(1 * MiB);
     expect(
       resolveLimits(policy, { tenant: 'default', method: 'tools/call', tool: 'export_report' }).response
-        .maxMessageBytes.bytes,
+        .maxMessageBytes.value,
     ).toBe(16 * MiB);
   });
 
@@ -109,10 +109,11 @@ describe('valid files', () => {
       limits: {
         mode: 'enforce',
         request: {
-          maxBodyBytes: BUILTIN_CEILINGS.requestMaxBodyBytes,
-          maxMessageBytes: BUILTIN_CEILINGS.requestMaxMessageBytes,
+          maxBodyBytes: BUILTIN_CEILINGS['request.maxBodyBytes'],
+          maxMessageBytes: BUILTIN_CEILINGS['request.maxMessageBytes'],
+          maxBatchMessages: BUILTIN_CEILINGS['request.maxBatchMessages'],
         },
-        response: { maxMessageBytes: BUILTIN_CEILINGS.responseMaxMessageBytes },
+        response: { maxMessageBytes: BUILTIN_CEILINGS['response.maxMessageBytes'] },
         methods: {},
         tools: {},
       },
@@ -160,7 +161,11 @@ describe('valid files', () => {
     expect(config.server.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
     expect(config.server.maxHeaderBytes).toBe(32_000);
     expect(config.server.trustedProxies).toEqual(['10.0.0.0/8', '192.168.1.7/32', '::1/128']);
-    expect(config.limits.request).toEqual({ maxBodyBytes: 1_500_000, maxMessageBytes: 65_536 });
+    expect(config.limits.request).toEqual({
+      maxBodyBytes: 1_500_000,
+      maxMessageBytes: 65_536,
+      maxBatchMessages: 10_000,
+    });
     expect(config.limits.response.maxMessageBytes).toBe(0);
     expect(config.tenancy.resolve).toEqual([
       { header: 'x-tenant-id', trustedProxies: ['10.0.0.0/8', '192.168.1.7/32', '::1/128', 'fd00::/8'] },
@@ -226,11 +231,11 @@ describe('valid files', () => {
       resolveLimits(policy, { tenant: 'acme', method: 'tools/call', tool: 'export' }).response
         .maxMessageBytes,
     ).toEqual({
-      bytes: 16 * MiB,
+      value: 16 * MiB,
       source: 'tenants.acme.limits.tools.export.response.maxMessageBytes',
     });
     expect(resolveLimits(policy, { tenant: 'acme', method: 'tools/list' }).response.maxMessageBytes).toEqual({
-      bytes: 512 * 1024,
+      value: 512 * 1024,
       source: 'limits.methods.tools/list.response.maxMessageBytes',
     });
   });
@@ -792,7 +797,7 @@ describe('defaultConfig', () => {
     const config = defaultConfig({ upstreamUrl: 'http://127.0.0.1:3000/mcp', port: 0 });
     expect(config.upstream.url).toBe('http://127.0.0.1:3000/mcp');
     expect(config.listen).toEqual({ host: '0.0.0.0', port: 0, path: '/mcp' });
-    expect(config.limits.response.maxMessageBytes).toBe(BUILTIN_CEILINGS.responseMaxMessageBytes);
+    expect(config.limits.response.maxMessageBytes).toBe(BUILTIN_CEILINGS['response.maxMessageBytes']);
     expect(defaultConfig({ upstreamUrl: 'https://x.example/mcp' }).listen.port).toBe(8080);
   });
 

@@ -146,10 +146,10 @@ describe('SseResponseInspector', () => {
         expect(violations[0]?.v).toMatchObject({
           tool: 'dump',
           method: 'tools/call',
-          observedBytesIsLowerBound: true,
+          observedIsLowerBound: true,
           id: 9,
         });
-        expect(violations[0]?.v.observedBytes).toBeGreaterThan(1024);
+        expect(violations[0]?.v.observedValue).toBeGreaterThan(1024);
         expect(inspector.heldBytes).toBe(0);
       }),
       { numRuns: 200 },

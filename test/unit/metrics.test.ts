@@ -93,9 +93,9 @@ function violation(over: Partial<LimitViolation>): LimitViolation {
   return {
     limit: 'response.maxMessageBytes',
     direction: 'response',
-    limitBytes: 1000,
-    observedBytes: 2000,
-    observedBytesIsLowerBound: false,
+    limitValue: 1000,
+    observedValue: 2000,
+    observedIsLowerBound: false,
     tenant: 'acme',
     method: 'tools/call',
     tool: 'export',
