@@ -141,8 +141,10 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
     }
   }
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isPreflight(request.method, request.headers) || !covered(request.raw.url)) return;
+  async function answerPreflight(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply | undefined> {
     const refusal = hostOriginRefusal(settings, request.headers);
     if (refusal !== undefined) return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
     if (policy === undefined) {
@@ -165,6 +167,17 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
       headerValue(request.headers, 'access-control-request-headers'),
     );
     return reply.code(204).headers(headers).send();
+  }
+
+  // A callback hook: most requests are not preflights, and an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isPreflight(request.method, request.headers) || !covered(request.raw.url)) return done();
+    answerPreflight(request, reply).then(
+      () => {
+        if (!reply.sent) done();
+      },
+      (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+    );
   });
 
   // Synchronous (a callback hook): an async onSend would let a relayed stream flow before Fastify pipes it.

@@ -87,7 +87,11 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   app.decorateRequest('edge', undefined);
   app.decorateRequest('sendContinue', undefined);
   const connections = trackConnections(app.server);
-  app.addHook('onRequest', async (request, reply) => connections.track(request, reply));
+  // Callback hooks where nothing waits: an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    connections.track(request, reply);
+    done();
+  });
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof EdgeError) return sendEdgeError(reply, error.answer);

@@ -1,7 +1,6 @@
 // One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
 // and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { BlockList } from 'node:net';
 import { limitPolicyOf } from '../config/load.js';
 import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
@@ -12,7 +11,7 @@ import { combineObservers, ExchangeSummary, type InspectionObserver } from '../i
 import { PendingRequests } from '../inspect/pending-requests.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import { TenantResolver } from '../tenancy/tenant-resolver.js';
-import { isTrustedPeer, trustedProxyList } from '../tenancy/trusted-peers.js';
+import { TrustedProxies } from '../tenancy/trusted-peers.js';
 import type { UpstreamRequestHeaderOptions } from './headers.js';
 
 /** Everything a reload may change, swapped whole: an exchange keeps the runtime it started with. */
@@ -24,7 +23,7 @@ export interface EdgeRuntime {
   allowedOrigins: readonly string[];
   maxPagesPerListing: number;
   /** `server.trustedProxies`: the peers whose forwarding headers are believed. */
-  trustedProxies: BlockList;
+  trustedProxies: TrustedProxies;
   /** Largest ceilings per tenant, computed once per runtime (they bound what the edge holds). */
   holdCache: Map<string, { response: number | null; requestBody: number | null }>;
 }
@@ -37,7 +36,7 @@ export function runtimeOf(config: EdgeConfig): EdgeRuntime {
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     maxPagesPerListing: config.pagination.maxPagesPerListing,
-    trustedProxies: trustedProxyList(config.server.trustedProxies),
+    trustedProxies: new TrustedProxies(config.server.trustedProxies),
     holdCache: new Map(),
   };
 }
@@ -199,7 +198,7 @@ export function upstreamCrossing(
 ): Pick<UpstreamRequestHeaderOptions, 'trustedPeer' | 'drop' | 'set'> {
   const runtime = exchange.runtime;
   return {
-    trustedPeer: isTrustedPeer(runtime.trustedProxies, peer),
+    trustedPeer: runtime.trustedProxies.trusts(peer),
     ...runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant),
   };
 }

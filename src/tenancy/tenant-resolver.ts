@@ -4,7 +4,6 @@
 // a tenant header it may not believe) stop at the edge: see TenantResolver.upstreamIdentity.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { BlockList } from 'node:net';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -13,7 +12,7 @@ import {
   jwtVerify,
 } from 'jose';
 import type { ApiKeyResolverConfig, EdgeConfig, JwtResolverConfig } from '../config/schema.js';
-import { isTrustedPeer, trustedProxyList } from './trusted-peers.js';
+import { TrustedProxies } from './trusted-peers.js';
 
 export type TenantDecision =
   | { ok: true; tenant: string; untrustedHeader: boolean }
@@ -56,19 +55,19 @@ function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }
 
-function headerResolver(header: string, trusted: BlockList, known: ReadonlySet<string>): Resolver {
+function headerResolver(header: string, trusted: TrustedProxies, known: ReadonlySet<string>): Resolver {
   return {
     resolve(headers, peer) {
       const name = first(headers[header]);
       if (name === undefined || name === '') return ABSENT;
       // From any other peer the header is the client choosing its own tenant: ignored, and counted.
-      if (!isTrustedPeer(trusted, peer)) return { kind: 'absent', untrustedHeader: true };
+      if (!trusted.trusts(peer)) return { kind: 'absent', untrustedHeader: true };
       return known.has(name) ? { kind: 'identified', tenant: name } : ABSENT;
     },
     crossing(headers, peer, tenant, identity) {
       if (headers[header] === undefined) return;
       // From a trusted proxy the upstream is told the tenant the edge resolved; from anyone else, nothing.
-      if (isTrustedPeer(trusted, peer)) identity.set[header] = tenant;
+      if (trusted.trusts(peer)) identity.set[header] = tenant;
       else identity.drop.push(header);
     },
   };
@@ -200,7 +199,8 @@ export class TenantResolver {
     const known = new Set(tenants);
     const items = tenancy.resolve;
     this.#resolvers = items.map((item, index) => {
-      if ('header' in item) return headerResolver(item.header, trustedProxyList(item.trustedProxies), known);
+      if ('header' in item)
+        return headerResolver(item.header, new TrustedProxies(item.trustedProxies), known);
       if ('apiKey' in item) {
         const jwtFollows = items.slice(index + 1).some((later) => 'jwt' in later);
         return apiKeyResolver(item.apiKey, jwtFollows);
