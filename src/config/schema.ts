@@ -360,6 +360,12 @@ const upstreamUrlSchema = z.string({ error: 'expected the upstream MCP endpoint 
 
 // ---- the whole file --------------------------------------------------------------------------
 
+/** For a cross-check issue whose key may be missing from the file: the key (and wording) to report instead. */
+export interface IssueElsewhere {
+  path: (string | number)[];
+  message: string;
+}
+
 /** Reads a possibly invalid parsed value without trusting its shape (cross-checks run even after errors). */
 function recordAt(value: unknown, ...path: string[]): Record<string, unknown> | undefined {
   let current: unknown = value;
@@ -417,7 +423,17 @@ function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
   const metrics = recordAt(config, 'metrics');
   if (metrics?.enabled !== false && typeof metrics?.port === 'number' && metrics.port !== 0) {
     if (metrics.port === listen?.port) {
-      ctx.addIssue({ code: 'custom', path: ['metrics', 'port'], message: 'must differ from listen.port' });
+      // Where metrics.port is left at its default, the file has no line for it: the loader then points at listen.port.
+      const elsewhere: IssueElsewhere = {
+        path: ['listen', 'port'],
+        message: `must differ from metrics.port, which is ${metrics.port} by default; set one of them to another port`,
+      };
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metrics', 'port'],
+        message: 'must differ from listen.port',
+        params: { elsewhere },
+      });
     }
   }
 }
