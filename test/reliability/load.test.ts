@@ -2,7 +2,7 @@
 // mixed sizes with some oversized, while the config is reloaded every second. Figures are printed for
 // the record; the assertions are what an operator needs: nothing unexplained, every oversized answer
 // refused exactly once, memory flat.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -57,7 +57,11 @@ describe('load', () => {
       let generation = 0;
       const reloads = setInterval(() => {
         generation++;
-        writeFileSync(file, configText(server.url, port, metricsPort, generation));
+        // Replaced whole, as editors and the kubelet replace a config. Written in place, a reload that reads
+        // between the truncation and the write sees an empty file and fails: one reload of 53 failed once in
+        // CI, probably so (its log line is now in the assertion message, should it happen again).
+        writeFileSync(`${file}.next`, configText(server.url, port, metricsPort, generation));
+        renameSync(`${file}.next`, file);
       }, 1000);
       cleanups.push(async () => clearInterval(reloads));
 
@@ -136,7 +140,11 @@ describe('load', () => {
       expect(counted).toBe(counts.oversizedSent);
       expect(counts.ok).toBeGreaterThan(CLIENTS);
       expect(reloadsOk).toBeGreaterThanOrEqual(Math.floor(SECONDS / 2));
-      expect(reloadsFailed).toBe(0);
+      const failedReloads = edge
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('config reload failed'));
+      expect(reloadsFailed, failedReloads.join('\n')).toBe(0);
       expect(rssEnd - rssStart).toBeLessThan(96 * 2 ** 20);
     },
     (SECONDS + 90) * 1000,
