@@ -69,10 +69,11 @@ describe('load', () => {
       const unexplained: string[] = [];
       let rssStart = 0;
       const deadline = Date.now() + SECONDS * 1000;
-      // Memory is compared from the end of a warm-up on: the process first grows its heap to a working size
-      // under this load. On Node 24 that takes about 15 s (its V8 sizes the young generation larger: heap
-      // total 187 -> 229 MB while heap used stays at 50-80 MB, then flat), on Node 20 a few seconds.
-      const warmupUntil = Date.now() + Math.max(3, SECONDS / 4) * 1000;
+      // Memory is compared over the second half of the run: the process first grows its heap to a working
+      // size under this load. On Node 24 that takes 15 s or more (its V8 sizes the young generation larger:
+      // heap total 187 -> 229 MB while heap used stays at 50-80 MB, then flat; RSS about 390 MiB), on Node 20
+      // a few seconds. A leak keeps growing through the second half; the warm-up does not.
+      const warmupUntil = Date.now() + Math.max(3, SECONDS / 2) * 1000;
       let id = 0;
 
       async function client(n: number) {
@@ -145,7 +146,8 @@ describe('load', () => {
         .split('\n')
         .filter((line) => line.includes('config reload failed'));
       expect(reloadsFailed, failedReloads.join('\n')).toBe(0);
-      expect(rssEnd - rssStart).toBeLessThan(96 * 2 ** 20);
+      // The half-time rate of the former bound (96 MiB over the whole run).
+      expect(rssEnd - rssStart).toBeLessThan(48 * 2 ** 20);
     },
     (SECONDS + 90) * 1000,
   );
