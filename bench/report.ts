@@ -121,7 +121,15 @@ function table(headers: string[], rows: string[][], rightAligned: (i: number) =>
   return [line(headers), rule, ...rows.map(line)].join('\n');
 }
 
-const PATH_ORDER: PathId[] = ['direct', 'bare', 'nginx', 'edge-enforce', 'edge-observe', 'edge-enforce-info'];
+const PATH_ORDER: PathId[] = [
+  'direct',
+  'bare',
+  'nginx',
+  'edge-baseline',
+  'edge-enforce',
+  'edge-observe',
+  'edge-enforce-info',
+];
 
 function loadTable(load: WorkloadResult[]): string {
   const rows: string[][] = [];

@@ -9,7 +9,9 @@
 // Settings (environment): BENCH_ROUNDS (5), BENCH_SECONDS per load run (3), BENCH_IDLE_HOLD_S (60),
 // BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,load,huge,idle),
 // BENCH_WORKLOADS (all; e.g. json-1k,sse-1k), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
-// BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process).
+// BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
+// (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
+// enforce, beside this build, so a change is measured against what it changed in the same run).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
@@ -52,13 +54,21 @@ const SETTINGS = {
   workloads: process.env.BENCH_WORKLOADS?.split(','),
   paths: process.env.BENCH_PATHS?.split(','),
   cpuProfDir: process.env.BENCH_CPU_PROF,
+  baselineCli: process.env.BENCH_BASELINE_CLI,
 };
 
 function pathWanted(id: PathId): boolean {
   return id === 'direct' || SETTINGS.paths === undefined || SETTINGS.paths.includes(id);
 }
 
-export type PathId = 'direct' | 'bare' | 'nginx' | 'edge-enforce' | 'edge-observe' | 'edge-enforce-info';
+export type PathId =
+  | 'direct'
+  | 'bare'
+  | 'nginx'
+  | 'edge-baseline'
+  | 'edge-enforce'
+  | 'edge-observe'
+  | 'edge-enforce-info';
 
 export interface Workload {
   id: string;
@@ -302,7 +312,8 @@ class Harness {
           maxConnections,
         }),
       );
-      proc = startProcess(id, NODE, [...profile, EDGE_CLI, '--config', file], this.log(`${id}-${port}`));
+      const cli = id === 'edge-baseline' ? (SETTINGS.baselineCli ?? EDGE_CLI) : EDGE_CLI;
+      proc = startProcess(id, NODE, [...profile, cli, '--config', file], this.log(`${id}-${port}`));
     }
     this.track(proc);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, proc);
@@ -710,6 +721,7 @@ async function main(): Promise<void> {
           'direct',
           'bare',
           ...(nginxPresent ? (['nginx'] as const) : []),
+          ...(SETTINGS.baselineCli !== undefined ? (['edge-baseline'] as const) : []),
           'edge-enforce',
           'edge-observe',
         ] as PathId[]

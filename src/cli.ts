@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The command line (design.md section 5). Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.
+// The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { formatExplanation } from './config/explain.js';

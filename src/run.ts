@@ -13,6 +13,7 @@ import { type FileWatch, watchFile } from './config/watch-file.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
+import { httpUpstream } from './upstream/http-upstream.js';
 
 export interface RunningEdge {
   edge: EdgeServer;
@@ -122,8 +123,9 @@ export async function startEdge(
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
-  const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: config.upstream.url }) : undefined;
-  const edge = await createEdgeServer(config, { logger: log, ...(metrics ? { metrics } : {}) });
+  const upstream = httpUpstream(config, log);
+  const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: upstream.label }) : undefined;
+  const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
 
   // The metrics listener first: once the MCP listener is up (and has said so), nothing else can fail.
   let metricsServer: { url: string; close(): Promise<void> } | undefined;
@@ -150,7 +152,7 @@ export async function startEdge(
   const url = `http://${host}:${port}${config.listen.path}`;
 
   log.info(
-    { upstream: config.upstream.url, metrics: metricsServer?.url, configSha256: loaded.sha256 },
+    { upstream: upstream.label, metrics: metricsServer?.url, configSha256: loaded.sha256 },
     `mcp-edge serving ${url}`,
   );
 

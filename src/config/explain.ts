@@ -1,25 +1,21 @@
 // `mcp-edge explain`: the effective limits for one tenant, method and tool, and where each came from.
-import { describeBytes } from '../core/errors.js';
-import type { EffectiveLimits, ResolvedCeiling } from '../core/types.js';
+import { CEILINGS, type Ceiling, describeCeilingValue } from '../core/ceilings.js';
+import { resolvedCeiling } from '../core/limits.js';
+import type { EffectiveLimits } from '../core/types.js';
 
-function ceiling(value: ResolvedCeiling): string {
-  return value.bytes === null ? 'no ceiling' : describeBytes(value.bytes);
+function ceilingText(ceiling: Ceiling, limits: EffectiveLimits): string {
+  const { value } = resolvedCeiling(limits, ceiling);
+  return value === null ? 'no ceiling' : describeCeilingValue(ceiling, value);
 }
 
 export function formatExplanation(limits: EffectiveLimits, tenantConfigured: boolean): string {
   const rows: [string, string, string][] = [
     ['mode', limits.mode.value, limits.mode.source],
-    ['request.maxBodyBytes', ceiling(limits.request.maxBodyBytes), limits.request.maxBodyBytes.source],
-    [
-      'request.maxMessageBytes',
-      ceiling(limits.request.maxMessageBytes),
-      limits.request.maxMessageBytes.source,
-    ],
-    [
-      'response.maxMessageBytes',
-      ceiling(limits.response.maxMessageBytes),
-      limits.response.maxMessageBytes.source,
-    ],
+    ...CEILINGS.map((c): [string, string, string] => [
+      c.name,
+      ceilingText(c, limits),
+      resolvedCeiling(limits, c).source,
+    ]),
   ];
   const nameWidth = Math.max(...rows.map((r) => r[0].length));
   const valueWidth = Math.max(...rows.map((r) => r[1].length));

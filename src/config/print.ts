@@ -1,23 +1,17 @@
 // `mcp-edge check-config FILE`: the normalized config as YAML, secrets redacted, sizes and
 // durations annotated in readable units.
 import { Document, isMap, isPair, isScalar, isSeq, type Scalar } from 'yaml';
+import { CEILINGS, type CeilingUnit } from '../core/ceilings.js';
+import { REDACTED, redactUrl } from '../core/url-credentials.js';
 import type { LoadedConfig } from './load.js';
 import type { EdgeConfig, TenantResolverConfig } from './schema.js';
 import { formatDuration, formatSize } from './sizes.js';
 
-export const REDACTED = '<redacted>';
-
-const CEILING_KEYS = new Set(['maxBodyBytes', 'maxMessageBytes']);
+/** The ceilings of the table, by the key they sit under in a request or response block. */
+const CEILING_UNITS = new Map<string, CeilingUnit>(CEILINGS.map((c) => [c.key, c.unit]));
 const SIZE_KEYS = new Set(['hardMaxBytes', 'maxHeaderBytes']);
-
-/** A URL with its password (if any) replaced, so credentials never reach a terminal or a CI log. */
-function redactUrl(text: string): string {
-  if (!URL.canParse(text)) return text;
-  const url = new URL(text);
-  if (url.password === '') return text;
-  url.password = REDACTED;
-  return url.href;
-}
+/** Durations outside a `timeouts` block. */
+const DURATION_KEYS = new Set(['maxAge']);
 
 function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
   if ('apiKey' in resolver) {
@@ -45,18 +39,27 @@ function redacted(config: EdgeConfig): EdgeConfig {
 
 /** The readable form of a size, by the key it sits under; undefined when the key is not a size. */
 function sizeComment(key: string, value: number): string | undefined {
-  if (CEILING_KEYS.has(key)) return value === 0 ? ' no ceiling' : ` ${formatSize(value)}`;
+  const unit = CEILING_UNITS.get(key);
+  if (unit !== undefined) {
+    if (value === 0) return ' no ceiling';
+    return unit === 'bytes' ? ` ${formatSize(value)}` : ` ${value.toLocaleString('en-US')} messages`;
+  }
   if (SIZE_KEYS.has(key)) return ` ${formatSize(value)}`;
   return undefined;
 }
 
 /**
- * A ceiling as it is in force: limits.hardMaxBytes caps every ceiling, "no ceiling" (0) included, as the
- * limit resolver does (resolveCeiling in src/core/limits.ts), so a capped one shows the cap and says so.
+ * A byte ceiling as it is in force: limits.hardMaxBytes caps every byte ceiling, "no ceiling" (0) included,
+ * as the limit resolver does (resolveCeiling in src/core/limits.ts), so a capped one shows the cap and says so.
  */
-function annotateCeiling(value: Scalar, configured: number, hardMaxBytes: number | undefined): void {
+function annotateCeiling(
+  value: Scalar,
+  key: string,
+  configured: number,
+  hardMaxBytes: number | undefined,
+): void {
   if (hardMaxBytes === undefined || (configured !== 0 && configured <= hardMaxBytes)) {
-    value.comment = sizeComment('maxMessageBytes', configured);
+    value.comment = sizeComment(key, configured);
     return;
   }
   value.value = hardMaxBytes;
@@ -64,7 +67,7 @@ function annotateCeiling(value: Scalar, configured: number, hardMaxBytes: number
   value.comment = ` ${formatSize(hardMaxBytes)}: clamped by limits.hardMaxBytes (configured: ${written})`;
 }
 
-/** Sizes get a comment in readable units; durations (everything under a `timeouts` key) are written with a unit. */
+/** Sizes get a comment in readable units; durations (under a `timeouts` key, and maxAge) are written with a unit. */
 function annotate(node: unknown, parentKey: string | undefined, hardMaxBytes: number | undefined): void {
   if (isMap(node)) {
     for (const pair of node.items) {
@@ -73,8 +76,9 @@ function annotate(node: unknown, parentKey: string | undefined, hardMaxBytes: nu
       const value = pair.value;
       if (!isScalar(value)) annotate(value, key, hardMaxBytes);
       else if (typeof value.value !== 'number') continue;
-      else if (parentKey === 'timeouts') value.value = value.value === 0 ? 0 : formatDuration(value.value);
-      else if (CEILING_KEYS.has(key)) annotateCeiling(value, value.value, hardMaxBytes);
+      else if (parentKey === 'timeouts' || DURATION_KEYS.has(key))
+        value.value = value.value === 0 ? 0 : formatDuration(value.value);
+      else if (CEILING_UNITS.get(key) === 'bytes') annotateCeiling(value, key, value.value, hardMaxBytes);
       else value.comment = sizeComment(key, value.value);
     }
   } else if (isSeq(node)) {

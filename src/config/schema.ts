@@ -2,7 +2,8 @@
 // durations in ms) that the rest of mcp-edge reads. Every object is strict: a typo is an error.
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { BUILTIN_CEILINGS } from '../core/limits.js';
+import { CEILINGS, type Ceiling } from '../core/ceilings.js';
+import { basicCredentialProblem } from '../core/url-credentials.js';
 import { DURATION_PATTERN, formatSize, parseDuration, parseSize, SIZE_PATTERN } from './sizes.js';
 
 function messageOf(error: unknown): string {
@@ -94,34 +95,62 @@ const nameKeySchema = z
 
 const limitModeSchema = z.enum(['enforce', 'observe']);
 
-const ceilingBlockSchema = z.strictObject({
-  request: z
-    .strictObject({ maxBodyBytes: ceilingSchema.optional(), maxMessageBytes: ceilingSchema.optional() })
-    .optional(),
-  response: z.strictObject({ maxMessageBytes: ceilingSchema.optional() }).optional(),
+/** A ceiling's value as written: a size for a byte ceiling, a whole number for a count (0: no ceiling). */
+function ceilingValueSchema(ceiling: Ceiling) {
+  return ceiling.unit === 'bytes'
+    ? ceilingSchema
+    : z.number({ error: 'must be a whole number of messages (0: no ceiling)' }).int().min(0);
+}
+
+type Section<D extends Ceiling['direction']> = Extract<Ceiling, { direction: D }>['key'];
+
+/** Which block a section is in: the top-level defaults (every key defaulted), a tenant's, or a method's or tool's. */
+type SectionLayer = 'defaults' | 'tenant' | 'override';
+
+/**
+ * One `request` or `response` block of ceilings, built from the table: every key optional, or (for the
+ * top-level defaults) defaulted to its built-in value. A method's or tool's block has only the ceilings
+ * that can differ per method (a batch has no one method).
+ */
+function ceilingSectionSchema<D extends Ceiling['direction']>(
+  direction: D,
+  layer: 'defaults',
+): z.ZodType<{ [K in Section<D>]: number }, { [K in Section<D>]?: unknown }>;
+function ceilingSectionSchema<D extends Ceiling['direction']>(
+  direction: D,
+  layer: 'tenant' | 'override',
+): z.ZodType<{ [K in Section<D>]?: number }, { [K in Section<D>]?: unknown }>;
+function ceilingSectionSchema(direction: Ceiling['direction'], layer: SectionLayer): z.ZodType {
+  const shape: Record<string, z.ZodType> = {};
+  for (const ceiling of CEILINGS) {
+    if (ceiling.direction !== direction || (layer === 'override' && !ceiling.perMethod)) continue;
+    const value = ceilingValueSchema(ceiling);
+    shape[ceiling.key] = layer === 'defaults' ? value.default(ceiling.builtin) : value.optional();
+  }
+  return z.strictObject(shape);
+}
+
+const overrideBlockSchema = z.strictObject({
+  request: ceilingSectionSchema('request', 'override').optional(),
+  response: ceilingSectionSchema('response', 'override').optional(),
 });
 
-const overridesSchema = z.record(nameKeySchema, ceilingBlockSchema);
+const overridesSchema = z.record(nameKeySchema, overrideBlockSchema);
 
 /** The top-level `limits`: the defaults of every tenant, completed with the built-in ceilings. */
 const defaultLimitsSchema = z.strictObject({
   mode: limitModeSchema.default('enforce'),
   hardMaxBytes: sizeAtLeast(1).optional(),
-  request: z
-    .strictObject({
-      maxBodyBytes: ceilingSchema.default(BUILTIN_CEILINGS.requestMaxBodyBytes),
-      maxMessageBytes: ceilingSchema.default(BUILTIN_CEILINGS.requestMaxMessageBytes),
-    })
-    .prefault({}),
-  response: z
-    .strictObject({ maxMessageBytes: ceilingSchema.default(BUILTIN_CEILINGS.responseMaxMessageBytes) })
-    .prefault({}),
+  request: ceilingSectionSchema('request', 'defaults').prefault({}),
+  response: ceilingSectionSchema('response', 'defaults').prefault({}),
   methods: overridesSchema.default({}),
   tools: overridesSchema.default({}),
 });
 
 /** A tenant's own `limits`: same shape, everything optional, no hardMaxBytes (that one is global). */
-const tenantLimitsSchema = ceilingBlockSchema.extend({
+const tenantLimitsSchema = z.strictObject({
+  request: ceilingSectionSchema('request', 'tenant').optional(),
+  response: ceilingSectionSchema('response', 'tenant').optional(),
   mode: limitModeSchema.optional(),
   methods: overridesSchema.optional(),
   tools: overridesSchema.optional(),
@@ -248,6 +277,10 @@ const jwtSchema = z
     audience: z.string().min(1).optional(),
     claim: z.string().min(1).default('tenant'),
     algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+    // A verified JWT is passed on to the upstream (MCP authorization: the bearer token is the server's); false stops it here.
+    forward: z.boolean().default(true),
+    // A bearer token that is not a JWT: ignore (later resolvers, then tenancy.default) or reject (401).
+    opaqueTokens: z.enum(['ignore', 'reject']).default('ignore'),
   })
   .superRefine(checkJwt, { when: () => true })
   .transform((jwt) => {
@@ -349,14 +382,92 @@ const allowedOriginSchema = z.string().transform((input, ctx) => {
   return url.origin;
 });
 
-const upstreamUrlSchema = z.string({ error: 'expected the upstream MCP endpoint URL' }).refine(
-  (input) => {
-    if (!URL.canParse(input)) return false;
-    const protocol = new URL(input).protocol;
-    return protocol === 'http:' || protocol === 'https:';
-  },
-  { error: 'expected an absolute http:// or https:// URL' },
-);
+/** `server.publicUrl`: the edge's public origin as clients reach it (no path: the MCP path is listen.path). */
+const publicUrlSchema = z.string().transform((input, ctx) => {
+  const url = URL.canParse(input) ? new URL(input) : undefined;
+  const isOrigin =
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.pathname === '/' &&
+    !input.endsWith('/') &&
+    url.search === '' &&
+    url.hash === '' &&
+    url.username === '' &&
+    url.password === '';
+  if (!isOrigin) {
+    ctx.addIssue({
+      code: 'custom',
+      input,
+      message: `"${input}" is not a public origin; write scheme://host[:port] (the MCP path is listen.path)`,
+    });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
+/** The request headers a browser MCP client sends (a preflight asks for them); the Streamable HTTP transport's own. */
+export const CORS_DEFAULT_ALLOWED_HEADERS = [
+  'content-type',
+  'authorization',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'mcp-method',
+  'mcp-name',
+] as const;
+export const CORS_DEFAULT_EXPOSED_HEADERS = ['mcp-session-id', 'www-authenticate'] as const;
+export const CORS_METHODS = ['POST', 'GET', 'DELETE'] as const;
+
+/** An allowed request header: a header name, or a prefix ending in "*" (mcp-param-*). */
+const corsHeaderPatternSchema = z
+  .string()
+  .regex(/^[!#$%&'+.^_`|~0-9A-Za-z-]+\*?$/, {
+    error: 'expected an HTTP header name, or a prefix ending in "*"',
+  })
+  .transform((name) => name.toLowerCase());
+
+const corsSchema = z.strictObject({
+  // Origins granted CORS; "*" grants any origin (the response still names the caller's origin, never "*").
+  allowedOrigins: z
+    .array(z.union([z.literal('*'), allowedOriginSchema]))
+    .min(1, { error: 'list the browser origins to allow (scheme://host[:port]), or "*"' }),
+  methods: z
+    .array(z.enum(CORS_METHODS))
+    .min(1)
+    .default([...CORS_METHODS]),
+  allowedHeaders: z.array(corsHeaderPatternSchema).default([...CORS_DEFAULT_ALLOWED_HEADERS]),
+  exposedHeaders: z.array(headerNameSchema).default([...CORS_DEFAULT_EXPOSED_HEADERS]),
+  // How long a browser may cache a preflight answer (Access-Control-Max-Age, whole seconds).
+  maxAge: durationSchema.default(600_000),
+});
+export type CorsConfig = z.output<typeof corsSchema>;
+
+/** A path passed through to the upstream unchanged (with everything below it): an OAuth endpoint such as /token. */
+const oauthPathSchema = z
+  .string()
+  .regex(/^(\/[A-Za-z0-9._~-]+)+$/, {
+    error:
+      'must be a path of one or more "/segment" (letters, digits, "." "_" "~" "-"), without a trailing "/"',
+  })
+  .refine((path) => !path.split('/').some((segment) => segment === '.' || segment === '..'), {
+    error: 'must not contain "." or ".." segments',
+  });
+
+/** Userinfo in the URL (`http://user:password@host/mcp`) is sent upstream as Basic authentication. */
+const upstreamUrlSchema = z
+  .string({ error: 'expected the upstream MCP endpoint URL' })
+  .refine(
+    (input) => {
+      if (!URL.canParse(input)) return false;
+      const protocol = new URL(input).protocol;
+      return protocol === 'http:' || protocol === 'https:';
+    },
+    { error: 'expected an absolute http:// or https:// URL' },
+  )
+  .superRefine((input, ctx) => {
+    const problem = basicCredentialProblem(input);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 // ---- the whole file --------------------------------------------------------------------------
 
@@ -420,6 +531,7 @@ function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
     }
   });
   const listen = recordAt(config, 'listen');
+  checkOAuthAndCors(config, typeof listen?.path === 'string' ? listen.path : '/mcp', ctx);
   const metrics = recordAt(config, 'metrics');
   if (metrics?.enabled !== false && typeof metrics?.port === 'number' && metrics.port !== 0) {
     if (metrics.port === listen?.port) {
@@ -436,6 +548,46 @@ function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
       });
     }
   }
+}
+
+/** Paths the edge serves itself: an OAuth pass-through path must not shadow them. */
+const EDGE_OWN_PATHS = ['/healthz', '/readyz', '/.well-known'];
+
+function within(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
+}
+
+/** OAuth pass-through paths stay clear of the edge's own; CORS grants only origins allowedOrigins lets in. */
+function checkOAuthAndCors(config: unknown, listenPath: string, ctx: z.RefinementCtx): void {
+  const paths = recordAt(config, 'upstream', 'oauth')?.paths;
+  if (Array.isArray(paths)) {
+    paths.forEach((path: unknown, index) => {
+      if (typeof path !== 'string') return;
+      const clash = [listenPath, ...EDGE_OWN_PATHS].find((own) => within(path, own) || within(own, path));
+      if (clash !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstream', 'oauth', 'paths', index],
+          message: `"${path}" overlaps "${clash}", which mcp-edge serves itself`,
+        });
+      }
+    });
+  }
+  const server = recordAt(config, 'server');
+  const allowed = Array.isArray(server?.allowedOrigins) ? (server.allowedOrigins as unknown[]) : [];
+  const corsOrigins = recordAt(server, 'cors')?.allowedOrigins;
+  if (allowed.length === 0 || !Array.isArray(corsOrigins)) return;
+  corsOrigins.forEach((origin: unknown, index) => {
+    if (typeof origin !== 'string' || allowed.includes(origin)) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['server', 'cors', 'allowedOrigins', index],
+      message:
+        origin === '*'
+          ? '"*" would grant CORS to origins that server.allowedOrigins refuses with 403; list the origins'
+          : `"${origin}" is not in server.allowedOrigins, so its requests would be refused with 403; add it there too`,
+    });
+  });
 }
 
 export const edgeConfigSchema = z
@@ -455,6 +607,8 @@ export const edgeConfigSchema = z
           headers: durationSchema.default(120_000),
           // Longest silence inside a JSON response body (an SSE stream is governed by idle instead).
           body: durationSchema.default(120_000),
+          // Longest silence inside the SSE answer to a POST (a call); GET streams may idle, so they are exempt.
+          answerStream: durationSchema.default(300_000),
           idle: durationSchema.default(0),
         })
         .prefault({}),
@@ -468,6 +622,15 @@ export const edgeConfigSchema = z
       maxConnections: z.number().int().min(1).default(4096),
       // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
       preserveHost: z.boolean().default(false),
+      // An OAuth-protected upstream: its discovery documents and authorization-server endpoints (see well-known.ts).
+      oauth: z
+        .strictObject({
+          // Pass /.well-known/oauth-protected-resource, oauth-authorization-server and openid-configuration through.
+          discovery: z.boolean().default(true),
+          // Further paths passed through unchanged, each with everything below it (/authorize, /token, /register).
+          paths: z.array(oauthPathSchema).default([]),
+        })
+        .prefault({}),
     }),
     metrics: z
       .strictObject({
@@ -481,6 +644,12 @@ export const edgeConfigSchema = z
       .strictObject({
         allowedHosts: z.array(allowedHostSchema).default([]),
         allowedOrigins: z.array(allowedOriginSchema).default([]),
+        // The edge's public origin (scheme://host[:port]); unset: http:// and the request's Host header.
+        publicUrl: publicUrlSchema.optional(),
+        // Answer CORS preflights and grant browser origins; unset: preflights go to the upstream.
+        cors: corsSchema.optional(),
+        // Peers whose X-Forwarded-* and Forwarded headers are believed (the load balancer in front).
+        trustedProxies: z.array(cidrSchema).default([]),
         timeouts: z
           .strictObject({
             requestHeaders: durationSchema.default(30_000),
@@ -490,6 +659,8 @@ export const edgeConfigSchema = z
           })
           .prefault({}),
         maxHeaderBytes: sizeAtLeast(1024).default(16 * 1024),
+        // The upstream's address and socket errors in 502/504 answers; they are always in the log.
+        exposeUpstreamErrors: z.boolean().default(false),
       })
       .prefault({}),
     logging: z

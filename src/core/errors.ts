@@ -1,4 +1,5 @@
-// The error contract (design.md section 3). Every error body mcp-edge sends is built here.
+// The error contract (docs/limits.md). Every error body mcp-edge sends is built here.
+import { ceilingNamed, describeCeilingValue } from './ceilings.js';
 import type { JsonRpcId, LimitViolation } from './types.js';
 
 /** A request refused whole (it never reached the upstream). */
@@ -36,19 +37,7 @@ export interface EdgeHttpError {
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
-/** Sizes in messages: exact bytes first (what operators compare with the config), readable units after. */
-export function describeBytes(bytes: number): string {
-  const units = ['KiB', 'MiB', 'GiB'] as const;
-  let value = bytes;
-  let unit = '';
-  for (const u of units) {
-    if (value < 1024) break;
-    value /= 1024;
-    unit = u;
-  }
-  const exact = `${bytes.toLocaleString('en-US')} bytes`;
-  return unit === '' ? exact : `${exact} (${value.toFixed(value < 10 ? 2 : 1)} ${unit})`;
-}
+export { describeBytes } from './ceilings.js';
 
 function subjectOf(v: LimitViolation): string {
   if (v.tool !== undefined) return `tools/call "${v.tool}"`;
@@ -57,26 +46,27 @@ function subjectOf(v: LimitViolation): string {
 
 /** One readable sentence naming the limit, the size and the limit. */
 export function limitMessage(v: LimitViolation): string {
-  const size = v.observedBytesIsLowerBound
-    ? `at least ${describeBytes(v.observedBytes)}`
-    : describeBytes(v.observedBytes);
+  const ceiling = ceilingNamed(v.limit);
+  const observed = describeCeilingValue(ceiling, v.observedValue);
+  const size = v.observedIsLowerBound ? `at least ${observed}` : observed;
+  // A body (bytes or messages) is the client's whole request; a message is about its method and tool.
   const what =
-    v.limit === 'request.maxBodyBytes'
-      ? 'Request body'
-      : v.direction === 'request'
-        ? `Request message (${subjectOf(v)})`
-        : `Response message (${subjectOf(v)})`;
-  return `${what} is ${size}, over the ${v.limit} limit of ${describeBytes(v.limitBytes)} set by the mcp-edge operator for tenant "${v.tenant}"`;
+    ceiling.name === 'request.maxMessageBytes' || ceiling.direction === 'response'
+      ? `${ceiling.what} (${subjectOf(v)})`
+      : ceiling.what;
+  return `${what} is ${size}, over the ${v.limit} limit of ${describeCeilingValue(ceiling, v.limitValue)} set by the mcp-edge operator for tenant "${v.tenant}"`;
 }
 
+/** The error's data: limitBytes/observedBytes for a byte ceiling, limitMessages/observedMessages for a count. */
 export function limitErrorData(v: LimitViolation): Record<string, unknown> {
+  const unit = ceilingNamed(v.limit).unit === 'bytes' ? 'Bytes' : 'Messages';
   const data: Record<string, unknown> = {
     reason: 'limit_exceeded',
     direction: v.direction,
     limit: v.limit,
-    limitBytes: v.limitBytes,
-    observedBytes: v.observedBytes,
-    observedBytesIsLowerBound: v.observedBytesIsLowerBound,
+    [`limit${unit}`]: v.limitValue,
+    [`observed${unit}`]: v.observedValue,
+    [`observed${unit}IsLowerBound`]: v.observedIsLowerBound,
     tenant: v.tenant,
   };
   if (v.method !== undefined) data.method = v.method;
@@ -127,12 +117,21 @@ export function droppedMessageNotice(v: LimitViolation, droppedKind: 'notificati
 
 export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'failed';
 
-/** The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error. */
+/** What an upstream failure was, for operators: in the log always, in the client's answer only when enabled. */
+export interface UpstreamDiagnostic {
+  detail: string;
+  upstream: string;
+}
+
+/**
+ * The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error. The client
+ * gets a stable sentence; the upstream's address and the socket error go to the log, and into the answer
+ * only when the operator asks for them (server.exposeUpstreamErrors).
+ */
 export function upstreamFailure(
   kind: UpstreamFailureKind,
   id: JsonRpcId,
-  detail: string,
-  upstream: string,
+  diagnostic?: UpstreamDiagnostic,
 ): EdgeHttpError {
   const status = kind === 'timeout' ? 504 : 502;
   const reason: EdgeErrorReason =
@@ -152,8 +151,8 @@ export function upstreamFailure(
     id,
     error: {
       code: CODE_RESPONSE_UNDELIVERABLE,
-      message: `${summary}: ${detail}`,
-      data: { reason, upstream, detail, enforcedBy: 'mcp-edge' },
+      message: diagnostic !== undefined ? `${summary}: ${diagnostic.detail}` : summary,
+      data: { reason, ...diagnostic, enforcedBy: 'mcp-edge' },
     },
   };
   return { status, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };

@@ -6,6 +6,17 @@
 //   a native `Buffer#indexOf` (memchr) jumps over long runs, after which the backslash parity before the
 //   quote tells whether it closes the string.
 
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isJsonWhitespace,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './bytes.js';
 import type { JsonRpcId } from './types.js';
 
 /** A byte range `[start, end)` inside a buffer. */
@@ -13,15 +24,6 @@ export type ByteSpan = readonly [start: number, end: number];
 
 /** Top-level structure of a complete JSON text: one value, or an array (batch) of elements. Spans exclude surrounding whitespace. */
 export type TopLevelSplit = { ok: true; batch: boolean; spans: ByteSpan[] } | { ok: false; error: string };
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /**
  * Past this many bytes without a quote, a native search is cheaper than the JS loop. Measured: 16-24 suits
@@ -41,10 +43,6 @@ STRUCTURAL[CLOSE_BRACKET] = 3;
 const PRIMITIVE_CHAR = new Uint8Array(256);
 for (const ch of '0123456789+-.eEtrufalsn') PRIMITIVE_CHAR[ch.charCodeAt(0)] = 1;
 
-function isWhitespace(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
 /** A Buffer view over the same memory (no copy), so `indexOf` runs natively and element access stays monomorphic. */
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -52,7 +50,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 
 function skipWhitespace(buf: Buffer, pos: number): number {
   let i = pos;
-  while (i < buf.length && isWhitespace(buf[i])) i++;
+  while (i < buf.length && isJsonWhitespace(buf[i])) i++;
   return i;
 }
 
@@ -426,7 +424,7 @@ export class EnvelopeHeadScanner {
           return;
         case S_START: {
           const c = buf[i]!;
-          if (isWhitespace(c)) i++;
+          if (isJsonWhitespace(c)) i++;
           else if (c === OPEN_BRACE) {
             this.state = S_KEY_OR_END;
             i++;
@@ -436,7 +434,7 @@ export class EnvelopeHeadScanner {
         case S_KEY_OR_END:
         case S_EXPECT_KEY: {
           const c = buf[i]!;
-          if (isWhitespace(c)) i++;
+          if (isJsonWhitespace(c)) i++;
           else if (c === QUOTE) {
             this.keyBuf[0] = QUOTE;
             this.keyLen = 1;
@@ -460,7 +458,7 @@ export class EnvelopeHeadScanner {
         }
         case S_COLON: {
           const c = buf[i]!;
-          if (isWhitespace(c)) i++;
+          if (isJsonWhitespace(c)) i++;
           else if (c === COLON) {
             this.state = S_VALUE;
             i++;
@@ -469,7 +467,7 @@ export class EnvelopeHeadScanner {
         }
         case S_VALUE: {
           const c = buf[i]!;
-          if (isWhitespace(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             break;
           }
@@ -510,7 +508,7 @@ export class EnvelopeHeadScanner {
           break;
         case S_AFTER_VALUE: {
           const c = buf[i]!;
-          if (isWhitespace(c)) i++;
+          if (isJsonWhitespace(c)) i++;
           else if (c === COMMA) {
             this.state = S_EXPECT_KEY;
             i++;
@@ -520,6 +518,11 @@ export class EnvelopeHeadScanner {
         }
       }
     }
+  }
+
+  /** The bytes so far are not the start of a JSON object: no member of an envelope will ever be found. */
+  get unreadable(): boolean {
+    return this.state === S_DEAD;
   }
 
   snapshot(): {

@@ -1,4 +1,5 @@
 // Classification of JSON-RPC 2.0 messages, and parsing of complete JSON bodies (single or batch).
+import { isJsonWhitespace, isRecord, startsWithBom } from './bytes.js';
 
 import { type ByteSpan, splitTopLevel } from './json-scan.js';
 import type { JsonRpcId, MessageKind } from './types.js';
@@ -11,10 +12,6 @@ export interface Classified {
   method: string | undefined;
   /** `params.name` of a tools/call, when it is a string. */
   tool: string | undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function has(obj: Record<string, unknown>, key: string): boolean {
@@ -65,24 +62,20 @@ export interface BodyMessage extends Classified {
   value: unknown;
 }
 
-export type ParsedBody = { ok: true; batch: boolean; messages: BodyMessage[] } | { ok: false; error: string };
+export type ParsedBody =
+  | { ok: true; batch: boolean; messages: BodyMessage[] }
+  | { ok: false; error: string }
+  /** A batch with more elements than the caller allows: counted from the structure, none of them parsed. */
+  | { ok: false; error: string; batchMessages: number };
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function isWhitespace(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-function startsWithBom(bytes: Uint8Array): boolean {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-}
 
 /** The body without surrounding JSON whitespace, as a span. */
 function trimmedSpan(bytes: Uint8Array): ByteSpan {
   let start = 0;
   let end = bytes.length;
-  while (start < end && isWhitespace(bytes[start])) start++;
-  while (end > start && isWhitespace(bytes[end - 1])) end--;
+  while (start < end && isJsonWhitespace(bytes[start])) start++;
+  while (end > start && isJsonWhitespace(bytes[end - 1])) end--;
   return [start, end];
 }
 
@@ -112,7 +105,7 @@ function toBodyMessage(bytes: Uint8Array, value: unknown): BodyMessage {
  * (a subarray of the body). Invalid UTF-8, invalid JSON or a leading UTF-8 BOM give ok:false with a readable
  * error. An empty batch is ok:true with no messages: the caller decides what that means.
  */
-export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
+export function parseJsonRpcBody(bytes: Uint8Array, maxBatchMessages: number | null = null): ParsedBody {
   if (startsWithBom(bytes)) return { ok: false, error: 'body starts with a UTF-8 byte order mark' };
   const [start, end] = trimmedSpan(bytes);
   if (start === end) return { ok: false, error: 'body is empty' };
@@ -127,6 +120,9 @@ export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
 
   const split = splitTopLevel(bytes);
   if (!split.ok) return { ok: false, error: `body is not valid JSON: ${split.error}` };
+  if (maxBatchMessages !== null && split.spans.length > maxBatchMessages) {
+    return { ok: false, error: 'batch has too many messages', batchMessages: split.spans.length };
+  }
   const messages: BodyMessage[] = [];
   for (const [index, [from, to]] of split.spans.entries()) {
     const own = bytes.subarray(from, to);

@@ -1,5 +1,6 @@
 // The limit resolver: config layers + tenant + method + tool -> effective ceilings, each with the
 // config path it came from. Pure and cheap: it runs once per exchange.
+import { CEILINGS, type Ceiling, ceilingIn } from './ceilings.js';
 import type {
   CeilingBlock,
   EffectiveLimits,
@@ -9,21 +10,10 @@ import type {
   ResolvedCeiling,
 } from './types.js';
 
-/**
- * The ceilings that apply when the config sets none. 4 MiB for a request body matches the TypeScript
- * and Python SDK servers' own request limit; 1 MiB for one request message matches nginx's default
- * body limit; 4 MiB for one response message leaves room for large tool results while bounding
- * what the proxy holds in memory. All are the operator's to change (0 = no ceiling).
- */
-export const BUILTIN_CEILINGS: Readonly<{
-  requestMaxBodyBytes: number;
-  requestMaxMessageBytes: number;
-  responseMaxMessageBytes: number;
-}> = Object.freeze({
-  requestMaxBodyBytes: 4 * 1024 * 1024,
-  requestMaxMessageBytes: 1024 * 1024,
-  responseMaxMessageBytes: 4 * 1024 * 1024,
-});
+/** The built-in value of each ceiling, by config path (the table's `builtin`, documented there). */
+export const BUILTIN_CEILINGS: Readonly<Record<Ceiling['name'], number>> = Object.freeze(
+  Object.fromEntries(CEILINGS.map((c) => [c.name, c.builtin])) as Record<Ceiling['name'], number>,
+);
 
 export const BUILTIN_SOURCE = 'built-in default';
 
@@ -89,51 +79,35 @@ function blockPath(block: ApplicableBlock, tenant: string): string {
   return block.layer === 'base' ? root : `${root}.${block.layer}.${block.name}`;
 }
 
-type CeilingKey = 'request.maxBodyBytes' | 'request.maxMessageBytes' | 'response.maxMessageBytes';
-
-function ceilingIn(block: CeilingBlock, key: CeilingKey): number | undefined {
-  switch (key) {
-    case 'request.maxBodyBytes':
-      return block.request?.maxBodyBytes;
-    case 'request.maxMessageBytes':
-      return block.request?.maxMessageBytes;
-    case 'response.maxMessageBytes':
-      return block.response?.maxMessageBytes;
-  }
-}
-
-function builtinCeiling(key: CeilingKey): number {
-  switch (key) {
-    case 'request.maxBodyBytes':
-      return BUILTIN_CEILINGS.requestMaxBodyBytes;
-    case 'request.maxMessageBytes':
-      return BUILTIN_CEILINGS.requestMaxMessageBytes;
-    case 'response.maxMessageBytes':
-      return BUILTIN_CEILINGS.responseMaxMessageBytes;
-  }
-}
-
-/** The first block that sets the key wins; 0 means no ceiling; hardMaxBytes caps everything, "no ceiling" included. */
+/**
+ * The first block that sets the ceiling wins; 0 means no ceiling; hardMaxBytes caps every byte ceiling,
+ * "no ceiling" included (a count ceiling is not a size, so it is not clamped).
+ */
 function resolveCeiling(
   blocks: readonly ApplicableBlock[],
   tenant: string,
-  key: CeilingKey,
+  ceiling: Ceiling,
   hardMaxBytes: number | undefined,
 ): ResolvedCeiling {
-  let bytes: number | null = builtinCeiling(key);
+  let value: number | null = ceiling.builtin === 0 ? null : ceiling.builtin;
   let source = BUILTIN_SOURCE;
   for (const applicable of blocks) {
-    const value = ceilingIn(applicable.block, key);
-    if (value !== undefined) {
-      bytes = value === 0 ? null : value;
-      source = `${blockPath(applicable, tenant)}.${key}`;
+    const set = ceilingIn(applicable.block, ceiling);
+    if (set !== undefined) {
+      value = set === 0 ? null : set;
+      source = `${blockPath(applicable, tenant)}.${ceiling.name}`;
       break;
     }
   }
-  if (hardMaxBytes !== undefined && (bytes === null || bytes > hardMaxBytes)) {
-    return { bytes: hardMaxBytes, source: `limits.hardMaxBytes (clamped from ${source})` };
+  if (ceiling.unit === 'bytes' && hardMaxBytes !== undefined && (value === null || value > hardMaxBytes)) {
+    return { value: hardMaxBytes, source: `limits.hardMaxBytes (clamped from ${source})` };
   }
-  return { bytes, source };
+  return { value, source };
+}
+
+/** A resolved ceiling of the effective limits, by its table entry. */
+export function resolvedCeiling(limits: EffectiveLimits, ceiling: Ceiling): ResolvedCeiling {
+  return (limits[ceiling.direction] as Record<string, ResolvedCeiling>)[ceiling.key] as ResolvedCeiling;
 }
 
 function resolveMode(
@@ -148,23 +122,72 @@ function resolveMode(
   return { value: 'enforce', source: BUILTIN_SOURCE };
 }
 
-/** The effective ceilings and mode for one exchange. An unknown tenant gets the defaults. */
+/** Resolved limits per policy (a reload makes a new policy object, so its cache starts empty). */
+const resolvedByPolicy = new WeakMap<LimitPolicy, LimitsCache>();
+/** Method and tool names come from the wire: past this many distinct queries the cache starts over. */
+const MAX_CACHED_QUERIES = 4096;
+
+/** tenant -> method -> tool -> limits; Map keys tell `undefined` from any string, so no key can be forged. */
+interface LimitsCache {
+  size: number;
+  byTenant: Map<string, Map<string | undefined, Map<string | undefined, EffectiveLimits>>>;
+}
+
+/**
+ * The effective ceilings and mode for one exchange. An unknown tenant gets the defaults. Resolved once per
+ * (policy, tenant, method, tool) and shared: the result is frozen.
+ */
 export function resolveLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits {
+  let cache = resolvedByPolicy.get(policy);
+  if (cache === undefined || cache.size >= MAX_CACHED_QUERIES) {
+    cache = { size: 0, byTenant: new Map() };
+    resolvedByPolicy.set(policy, cache);
+  }
+  let byMethod = cache.byTenant.get(query.tenant);
+  if (byMethod === undefined) {
+    byMethod = new Map();
+    cache.byTenant.set(query.tenant, byMethod);
+  }
+  let byTool = byMethod.get(query.method);
+  if (byTool === undefined) {
+    byTool = new Map();
+    byMethod.set(query.method, byTool);
+  }
+  let limits = byTool.get(query.tool);
+  if (limits === undefined) {
+    limits = deepFreeze(computeLimits(policy, query));
+    byTool.set(query.tool, limits);
+    cache.size++;
+  }
+  return limits;
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const member of Object.values(value)) {
+    if (typeof member === 'object' && member !== null) deepFreeze(member);
+  }
+  return Object.freeze(value);
+}
+
+function computeLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits {
   const { tenant, method, tool } = query;
   const defaults = policy.defaults;
   const tenantLimits = tenantLayer(policy, tenant);
   const blocks = applicableBlocks(defaults, tenantLimits, method, tool);
   const hard = defaults.hardMaxBytes;
+  const sections: Record<Ceiling['direction'], Record<string, ResolvedCeiling>> = {
+    request: {},
+    response: {},
+  };
+  for (const ceiling of CEILINGS)
+    sections[ceiling.direction][ceiling.key] = resolveCeiling(blocks, tenant, ceiling, hard);
   return {
     tenant,
     method,
     tool,
     mode: resolveMode(defaults, tenantLimits, tenant),
-    request: {
-      maxBodyBytes: resolveCeiling(blocks, tenant, 'request.maxBodyBytes', hard),
-      maxMessageBytes: resolveCeiling(blocks, tenant, 'request.maxMessageBytes', hard),
-    },
-    response: { maxMessageBytes: resolveCeiling(blocks, tenant, 'response.maxMessageBytes', hard) },
+    request: sections.request as EffectiveLimits['request'],
+    response: sections.response as EffectiveLimits['response'],
   };
 }
 
@@ -193,7 +216,7 @@ function largestCeiling(
 ): number | null {
   let largest = 0;
   for (const probe of overrideProbes(policy, tenant)) {
-    const bytes = pick(resolveLimits(policy, probe)).bytes;
+    const bytes = pick(resolveLimits(policy, probe)).value;
     if (bytes === null) return null;
     if (bytes > largest) largest = bytes;
   }

@@ -2,12 +2,24 @@
 // result channel. Measuring reads the bytes and the parsed value; it never changes either.
 
 import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isRecord,
+  LF,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './bytes.js';
+import {
   type ByteSpan,
   lastMemberValueSpan,
   type ToolResultShortcuts,
   toolResultSpans,
 } from './json-scan.js';
-import { classifyMessage } from './jsonrpc.js';
+import { type Classified, classifyMessage } from './jsonrpc.js';
 import type {
   MessageKind,
   MessageMeasurement,
@@ -31,10 +43,6 @@ const CHANNEL_OF_BLOCK_TYPE: ReadonlyMap<string, ResultChannelName> = new Map<st
  */
 export function estimateTokens(utf8Bytes: number): number {
   return utf8Bytes > 0 ? Math.ceil(utf8Bytes / 4) : 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Zero bytes in every channel. */
@@ -61,16 +69,6 @@ function toolResultOf(
   if (answers?.method !== undefined) return answers.method === 'tools/call' ? result : undefined;
   return Array.isArray(result.content) ? result : undefined;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const NEWLINE = 0x0a;
 
 interface LayoutComparison {
   /** The text is the raw JSON laid out exactly as described. */
@@ -106,7 +104,7 @@ RAW_CLASS[COLON] = C_COLON;
  * Returns the index after them, or -1.
  */
 function expectLineBreak(text: string, t: number, depth: number, indentChar: number, width: number): number {
-  if (text.charCodeAt(t) !== NEWLINE) return -1;
+  if (text.charCodeAt(t) !== LF) return -1;
   const end = t + 1 + depth * width;
   if (end > text.length) return -1;
   for (let k = t + 1; k < end; k++) if (text.charCodeAt(k) !== indentChar) return -1;
@@ -283,7 +281,7 @@ function compareLayout(
  * for compact. JSON.stringify indents with one repeated character in practice (a number of spaces, or '\t').
  */
 function layoutIndentOf(text: string): string {
-  if (text.charCodeAt(1) !== NEWLINE) return '';
+  if (text.charCodeAt(1) !== LF) return '';
   const indentChar = text.charCodeAt(2);
   if (indentChar !== 0x20 && indentChar !== 0x09) return '';
   let k = 3;
@@ -619,8 +617,9 @@ export function measureMessage(
   bytes: Uint8Array,
   value: unknown,
   answers?: MessageSubject,
+  classified: Classified = classifyMessage(value),
 ): MessageMeasurement {
-  const { kind, id, method, tool } = classifyMessage(value);
+  const { kind, id, method, tool } = classified;
   const envelopeBytes = bytes.length;
   const toolResult = toolResultOf(kind, value, answers);
   const measured = toolResult === undefined ? undefined : measureToolResult(bytes, toolResult);

@@ -29,6 +29,7 @@
 // 'oversized-data' pieces may be views into pushed chunks.
 
 import { Buffer } from 'node:buffer';
+import { BOM, COLON, CR, LF, SPACE } from './bytes.js';
 
 export interface SseFramerOptions {
   /** Data bytes (joined message) beyond which an event is no longer held in memory. */
@@ -71,12 +72,6 @@ export type SseItem =
 
 /** Bytes kept of one `event`, `id` or `retry` value; the rest is dropped (the string may then end in U+FFFD). */
 export const SSE_FIELD_VALUE_CAP = 4096;
-
-const LF = 0x0a;
-const CR = 0x0d;
-const COLON = 0x3a;
-const SPACE = 0x20;
-const BOM = [0xef, 0xbb, 0xbf] as const;
 
 // Where the parser is within the current line.
 const BOM_CHECK = 0; // at the very start of the stream, matching an optional UTF-8 BOM
@@ -511,4 +506,34 @@ export class SseFramer {
     this.retry = undefined;
     this.oversizedBound = null;
   }
+}
+
+/**
+ * The event type mcp-edge gives an event the upstream cut off half-sent: clients dispatch only `message`
+ * events (both MCP SDKs, EventSource's onmessage), so a partial event closed with this type is ignored.
+ */
+export const CUT_EVENT_TYPE = 'mcp-edge-cut';
+
+/**
+ * Where a stream of bytes stops, judged from its last three bytes (-1 for none): true when an SSE parser
+ * reading it would be between events (nothing of a next event begun), so an event written now stands alone.
+ */
+export function endsBetweenEvents(b1: number, b2: number, b3: number): boolean {
+  // b3 is the last byte, b2 the one before it, b1 the one before that.
+  if (b3 === -1) return true;
+  const lineEnd = (b: number) => b === LF || b === CR;
+  if (b3 === CR) return b2 === -1 || lineEnd(b2);
+  if (b3 !== LF) return false;
+  if (b2 === CR) return b1 === -1 || lineEnd(b1); // CRLF: blank when what precedes the CR ended a line
+  return b2 === -1 || b2 === LF;
+}
+
+/**
+ * What to write after bytes that stop inside an event so that the next event stands alone: end the line in
+ * progress, give the partial event CUT_EVENT_TYPE, and dispatch it. Empty when the bytes stop between events.
+ */
+export function closingOfCutEvent(b1: number, b2: number, b3: number): string {
+  if (endsBetweenEvents(b1, b2, b3)) return '';
+  const inLine = b3 !== LF && b3 !== CR;
+  return `${inLine ? '\n' : ''}event: ${CUT_EVENT_TYPE}\n\n`;
 }

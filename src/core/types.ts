@@ -1,4 +1,5 @@
 // Shared vocabulary of the pure core. Nothing here touches sockets, files or clocks.
+import type { CeilingBlock, LimitName } from './ceilings.js';
 
 /** A JSON-RPC id as it appears on the wire. `null` is what an error carries when the id is unknown. */
 export type JsonRpcId = string | number | null;
@@ -8,16 +9,9 @@ export type Direction = 'request' | 'response';
 /** What a single JSON-RPC message is, judged from its top-level members. */
 export type MessageKind = 'request' | 'notification' | 'result' | 'error' | 'invalid';
 
-/** The three ceilings an operator sets. Their names are the config paths under `limits`. */
-export type LimitName = 'request.maxBodyBytes' | 'request.maxMessageBytes' | 'response.maxMessageBytes';
+export type { CeilingBlock, LimitName } from './ceilings.js';
 
 export type LimitMode = 'enforce' | 'observe';
-
-/** One block of ceilings, as written at any layer of the config. Sizes are already bytes. 0 means no ceiling. */
-export interface CeilingBlock {
-  request?: { maxBodyBytes?: number; maxMessageBytes?: number };
-  response?: { maxMessageBytes?: number };
-}
 
 /** A layer of limits: the top-level `limits` or a tenant's `limits`. */
 export interface LimitsLayer extends CeilingBlock {
@@ -34,9 +28,9 @@ export interface LimitPolicy {
   tenants: Record<string, { limits?: LimitsLayer }>;
 }
 
-/** One resolved ceiling and where it came from. `bytes: null` means no ceiling. */
+/** One resolved ceiling and where it came from, in its unit (bytes or messages). `value: null` means no ceiling. */
 export interface ResolvedCeiling {
-  bytes: number | null;
+  value: number | null;
   /** The config path the value came from, e.g. `tenants.acme.limits.tools.export.response.maxMessageBytes`, or `built-in default`. */
   source: string;
 }
@@ -46,7 +40,12 @@ export interface EffectiveLimits {
   method: string | undefined;
   tool: string | undefined;
   mode: { value: LimitMode; source: string };
-  request: { maxBodyBytes: ResolvedCeiling; maxMessageBytes: ResolvedCeiling };
+  /** Every ceiling of the table (src/core/ceilings.ts), by its config path. */
+  request: {
+    maxBodyBytes: ResolvedCeiling;
+    maxMessageBytes: ResolvedCeiling;
+    maxBatchMessages: ResolvedCeiling;
+  };
   response: { maxMessageBytes: ResolvedCeiling };
 }
 
@@ -60,10 +59,11 @@ export interface MessageSubject {
 export interface LimitViolation {
   limit: LimitName;
   direction: Direction;
-  limitBytes: number;
-  observedBytes: number;
-  /** True when reading stopped at the ceiling, so the real size is at least `observedBytes`. */
-  observedBytesIsLowerBound: boolean;
+  /** The ceiling and what was observed, in the ceiling's unit (bytes or messages). */
+  limitValue: number;
+  observedValue: number;
+  /** True when reading stopped at the ceiling, so the real value is at least `observedValue`. */
+  observedIsLowerBound: boolean;
   tenant: string;
   method: string | undefined;
   tool: string | undefined;

@@ -50,7 +50,9 @@ export class JsonResponseInspector {
       this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
       return { action: 'forward', body };
     }
-    const verdicts = parsed.messages.map((message) => judgeMessage(this.ctx, message.bytes, message.value));
+    const verdicts = parsed.messages.map((message) =>
+      judgeMessage(this.ctx, message.bytes, message.value, message),
+    );
     // The common case: nothing changes and the body goes on as it came, never decoded to text.
     if (verdicts.every((verdict) => verdict.action === 'forward')) return { action: 'forward', body };
     const parts: string[] = [];

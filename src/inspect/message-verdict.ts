@@ -1,7 +1,7 @@
 // The decision for one complete JSON-RPC message: forward it untouched, replace it whole with an error
 // for the same id, or drop it (with a notice) when it has no id to answer. One place for that rule.
 import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
-import { classifyMessage } from '../core/jsonrpc.js';
+import { type Classified, classifyMessage } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
 import { estimateTokens, measureMessage } from '../core/measure.js';
 import type {
@@ -69,8 +69,8 @@ export function messageCeiling(ctx: JudgeContext, subject: MessageSubject): numb
     tool: subject.tool,
   });
   return ctx.direction === 'request'
-    ? limits.request.maxMessageBytes.bytes
-    : limits.response.maxMessageBytes.bytes;
+    ? limits.request.maxMessageBytes.value
+    : limits.response.maxMessageBytes.value;
 }
 
 function verdictFor(
@@ -86,9 +86,9 @@ function verdictFor(
   const violation: LimitViolation = {
     limit: ctx.direction === 'request' ? 'request.maxMessageBytes' : 'response.maxMessageBytes',
     direction: ctx.direction,
-    limitBytes,
-    observedBytes,
-    observedBytesIsLowerBound: lowerBound,
+    limitValue: limitBytes,
+    observedValue: observedBytes,
+    observedIsLowerBound: lowerBound,
     tenant: ctx.tenant,
     method: subject.method,
     tool: subject.tool,
@@ -120,13 +120,36 @@ function rememberRequest(
   if (kind === 'request' && id !== undefined && ctx.remember !== undefined) ctx.remember(id, own);
 }
 
-/** Judge a complete message that was held in memory. `value` is its JSON.parse result. */
-export function judgeMessage(ctx: JudgeContext, bytes: Uint8Array, value: unknown): Verdict {
-  const c = classifyMessage(value);
+/** The names in a tools/list result (`result.tools[].name`), skipping entries without a string name. */
+function listedToolNames(value: unknown): string[] {
+  const result = (value as { result?: { tools?: unknown } }).result;
+  const tools = result?.tools;
+  if (!Array.isArray(tools)) return [];
+  const names: string[] = [];
+  for (const tool of tools) {
+    const name = (tool as { name?: unknown } | null)?.name;
+    if (typeof name === 'string') names.push(name);
+  }
+  return names;
+}
+
+/**
+ * Judge a complete message that was held in memory. `value` is its JSON.parse result; `c` its classification,
+ * when the caller already has it (a message is classified once).
+ */
+export function judgeMessage(
+  ctx: JudgeContext,
+  bytes: Uint8Array,
+  value: unknown,
+  c: Classified = classifyMessage(value),
+): Verdict {
   const own: MessageSubject = { method: c.method, tool: c.tool };
   const subject = subjectFor(ctx, c.kind, c.id, own);
-  const measurement = measureMessage(bytes, value, subject);
+  const measurement = measureMessage(bytes, value, subject, c);
   ctx.observer.message(ctx.direction, measurement, subject);
+  // The server's own answer to tools/list names its real tools (the metrics keep their labels).
+  if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list')
+    ctx.observer.toolsListed?.(listedToolNames(value));
   rememberRequest(ctx, c.kind, c.id, own);
   return verdictFor(ctx, c.kind, c.id, subject, bytes.length, false);
 }

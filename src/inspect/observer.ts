@@ -11,6 +11,8 @@ export interface InspectionObserver {
   limitExceeded(violation: LimitViolation, action: LimitAction): void;
   /** A message that is not JSON-RPC (not JSON, or not a JSON-RPC shape); it is forwarded as it is. */
   unparsable(direction: Direction, bytes: number, reason: string): void;
+  /** The tool names of a `tools/list` result from the upstream (the server's own tools). */
+  toolsListed?(names: readonly string[]): void;
 }
 
 /** Fans one observation out to several observers (log summary, metrics). */
@@ -25,6 +27,9 @@ export function combineObservers(...observers: InspectionObserver[]): Inspection
     unparsable: (d, b, r) => {
       for (const o of observers) o.unparsable(d, b, r);
     },
+    toolsListed: (names) => {
+      for (const o of observers) o.toolsListed?.(names);
+    },
   };
 }
 
@@ -35,8 +40,10 @@ export class ExchangeSummary implements InspectionObserver {
   largestResponseMessage = 0;
   methods = new Set<string>();
   tools = new Set<string>();
-  violations: { limit: string; action: LimitAction; observedBytes: number; id: unknown }[] = [];
+  violations: { limit: string; action: LimitAction; observed: number; id: unknown }[] = [];
   unparsableMessages = 0;
+  /** Messages towards the client that a ceiling replaced or dropped (enforced, not observed). */
+  rejectedResponses = 0;
 
   message(direction: Direction, m: MessageMeasurement, subject: MessageSubject): void {
     if (direction === 'request') {
@@ -50,8 +57,9 @@ export class ExchangeSummary implements InspectionObserver {
   }
 
   limitExceeded(v: LimitViolation, action: LimitAction): void {
+    if (v.direction === 'response' && action === 'rejected') this.rejectedResponses++;
     if (this.violations.length < 16) {
-      this.violations.push({ limit: v.limit, action, observedBytes: v.observedBytes, id: v.id });
+      this.violations.push({ limit: v.limit, action, observed: v.observedValue, id: v.id });
     }
   }
 

@@ -16,22 +16,16 @@ export interface ListingRequest {
   continues: boolean;
 }
 
-/** Pages requested per (session, method) listing; bounded in sessions, oldest forgotten first. */
-export class PaginationGuard {
-  readonly #pages = new Map<string, number>();
-
-  constructor(private readonly maxListings = 10_000) {}
-
-  /** Counts this request's page; returns the page number if it is past the bound, else undefined. */
-  overBound(sessionId: string, request: ListingRequest, maxPagesPerListing: number): number | undefined {
-    const key = `${sessionId}\u0000${request.method}`;
-    const page = request.continues ? (this.#pages.get(key) ?? 1) + 1 : 1;
-    this.#pages.delete(key);
-    this.#pages.set(key, page);
-    if (this.#pages.size > this.maxListings) {
-      const oldest = this.#pages.keys().next().value;
-      if (oldest !== undefined) this.#pages.delete(oldest);
-    }
-    return page > maxPagesPerListing ? page : undefined;
-  }
+/**
+ * Counts this request's page in `pages` (one session's listings, keyed by method: at most the four
+ * PAGINATED_METHODS); returns the page number if it is past the bound, else undefined.
+ */
+export function pageOverBound(
+  pages: Map<string, number>,
+  request: ListingRequest,
+  maxPagesPerListing: number,
+): number | undefined {
+  const page = request.continues ? (pages.get(request.method) ?? 1) + 1 : 1;
+  pages.set(request.method, page);
+  return page > maxPagesPerListing ? page : undefined;
 }

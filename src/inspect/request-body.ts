@@ -18,8 +18,6 @@ export type RequestBodyVerdict =
   | {
       ok: true;
       batch: boolean;
-      ids: JsonRpcId[];
-      subjects: MessageSubject[];
       /** Requests for paginated lists, for the pagination guard. */
       listings: { id: JsonRpcId; method: string; continues: boolean }[];
     }
@@ -44,13 +42,28 @@ export function bodyViolation(
   return {
     limit: 'request.maxBodyBytes',
     direction: 'request',
-    limitBytes,
-    observedBytes,
-    observedBytesIsLowerBound: lowerBound,
+    limitValue: limitBytes,
+    observedValue: observedBytes,
+    observedIsLowerBound: lowerBound,
     tenant: ctx.tenant,
     method: hint.method,
     tool: hint.tool,
     id: id ?? null,
+  };
+}
+
+/** Violation of request.maxBatchMessages: a batch with more messages than its tenant allows. */
+function batchViolation(ctx: Pick<JudgeContext, 'tenant'>, limit: number, observed: number): LimitViolation {
+  return {
+    limit: 'request.maxBatchMessages',
+    direction: 'request',
+    limitValue: limit,
+    observedValue: observed,
+    observedIsLowerBound: false,
+    tenant: ctx.tenant,
+    method: undefined,
+    tool: undefined,
+    id: null,
   };
 }
 
@@ -67,9 +80,19 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
       ),
     };
   }
-  const parsed = parseJsonRpcBody(bytes);
+  // A batch is counted before any of its messages is parsed: 100,000 tiny messages are cheap to send.
+  const batchLimit = resolveLimits(ctx.policy, { tenant: ctx.tenant }).request.maxBatchMessages.value;
+  const parsed = parseJsonRpcBody(bytes, ctx.mode === 'enforce' ? batchLimit : null);
   if (!parsed.ok) {
+    if ('batchMessages' in parsed && batchLimit !== null) {
+      const v = batchViolation(ctx, batchLimit, parsed.batchMessages);
+      ctx.observer.limitExceeded(v, 'rejected');
+      return { ok: false, refusal: requestRefusal(v) };
+    }
     return { ok: false, refusal: parseErrorRefusal(parsed.error) };
+  }
+  if (parsed.batch && batchLimit !== null && parsed.messages.length > batchLimit) {
+    ctx.observer.limitExceeded(batchViolation(ctx, batchLimit, parsed.messages.length), 'observed');
   }
   if (parsed.messages.length === 0) {
     return {
@@ -96,7 +119,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     tenant: ctx.tenant,
     method: single?.method,
     tool: single?.tool,
-  }).request.maxBodyBytes.bytes;
+  }).request.maxBodyBytes.value;
   if (bodyLimit !== null && bytes.length > bodyLimit) {
     const v = bodyViolation(
       ctx,
@@ -110,21 +133,17 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
   }
 
-  const ids: JsonRpcId[] = [];
-  const subjects: MessageSubject[] = [];
   const listings: { id: JsonRpcId; method: string; continues: boolean }[] = [];
   let refusal: EdgeHttpError | undefined;
   for (const message of parsed.messages) {
-    const verdict = judgeMessage(ctx, message.bytes, message.value);
+    const verdict = judgeMessage(ctx, message.bytes, message.value, message);
     if (verdict.action !== 'forward' && refusal === undefined) refusal = requestRefusal(verdict.violation);
     if (message.kind === 'request' && message.id !== undefined) {
-      ids.push(message.id);
-      subjects.push({ method: message.method, tool: message.tool });
       if (message.method !== undefined && PAGINATED_METHODS.has(message.method)) {
         listings.push({ id: message.id, method: message.method, continues: hasCursor(message.value) });
       }
     }
   }
   if (refusal !== undefined) return { ok: false, refusal };
-  return { ok: true, batch: parsed.batch, ids, subjects, listings };
+  return { ok: true, batch: parsed.batch, listings };
 }

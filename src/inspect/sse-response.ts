@@ -2,7 +2,7 @@
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
 import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
-import { SseFramer, type SseItem } from '../core/sse-framer.js';
+import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
 import { type JudgeContext, judgeMessage, judgeOversized, type Verdict } from './message-verdict.js';
 
 export interface InspectorOutput {
@@ -28,7 +28,10 @@ export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
 export class SseResponseInspector {
   readonly #framer: SseFramer;
   #scanner: EnvelopeHeadScanner | undefined;
-  #lastWasCr = false;
+  /** The last three bytes sent to the client (-1: none yet), oldest first: where the client's parser stands. */
+  #sent1 = -1;
+  #sent2 = -1;
+  #sent3 = -1;
   #sawEventId = false;
   #answeredEarly = false;
   readonly #holdBytes: number;
@@ -48,12 +51,17 @@ export class SseResponseInspector {
     return this.#framer.heldBytes;
   }
 
+  /** An oversized answer was replaced early and the rest of its event is being skipped: none of it can be delivered. */
+  get skippingReplacedAnswer(): boolean {
+    return this.#answeredEarly;
+  }
+
   push(chunk: Uint8Array): InspectorOutput {
     const out: InspectorOutput = { toClient: [], toUpstream: [] };
     const items = this.#framer.push(chunk);
     if (this.ctx.mode === 'observe') {
       // Observe mode forwards the stream as it arrives; framing only feeds the measurements.
-      out.toClient.push(chunk);
+      this.#send(out, chunk);
       for (const item of items) this.#handle(item, { toClient: [], toUpstream: [] });
       return out;
     }
@@ -69,19 +77,38 @@ export class SseResponseInspector {
   }
 
   /**
-   * The framer ends a CRLF block at its last CR (so CR-only streams are never delayed); the LF then opens
-   * the next block. A replacement of that next block starts with the LF, so the bytes before it stay exact.
+   * Every byte for the client goes through here. An event of the edge's own (`replacing`) must stand alone:
+   * after bytes that stop inside an event (an upstream that broke off mid-event, an unterminated tail) that
+   * event is closed first as one clients ignore. The framer also ends a CRLF block at its last CR (so
+   * CR-only streams are never delayed); the LF then opens the next block, so a replacement of that block
+   * starts with the LF and the bytes before it stay exact.
    */
   #emit(out: InspectorOutput, piece: Uint8Array | string, replacing: boolean): void {
-    if (replacing && this.#lastWasCr) out.toClient.push('\n');
-    out.toClient.push(piece);
-    this.#lastWasCr =
-      typeof piece === 'string' ? piece.endsWith('\r') : piece.length > 0 && piece[piece.length - 1] === 0x0d;
+    if (replacing) {
+      if (this.#sent3 === 0x0d) this.#send(out, '\n');
+      const closing = closingOfCutEvent(this.#sent1, this.#sent2, this.#sent3);
+      if (closing !== '') this.#send(out, closing);
+    }
+    this.#send(out, piece);
   }
 
-  /** True once the stream carried an event id: a client can resume it with Last-Event-ID. */
-  get resumable(): boolean {
-    return this.#sawEventId;
+  #send(out: InspectorOutput, piece: Uint8Array | string): void {
+    out.toClient.push(piece);
+    const n = piece.length;
+    const at = (k: number) => (typeof piece === 'string' ? piece.charCodeAt(k) : (piece[k] ?? -1));
+    if (n >= 3) {
+      this.#sent1 = at(n - 3);
+      this.#sent2 = at(n - 2);
+      this.#sent3 = at(n - 1);
+    } else if (n === 2) {
+      this.#sent1 = this.#sent3;
+      this.#sent2 = at(0);
+      this.#sent3 = at(1);
+    } else if (n === 1) {
+      this.#sent1 = this.#sent2;
+      this.#sent2 = this.#sent3;
+      this.#sent3 = at(0);
+    }
   }
 
   /**
@@ -164,7 +191,10 @@ export class SseResponseInspector {
     if (this.ctx.mode !== 'enforce' || this.#scanner === undefined || heldBytes <= this.#holdBytes)
       return false;
     const head = this.#scanner.snapshot();
-    if (head.method !== undefined || !(head.hasResult || head.hasError)) return false;
+    // A request or notification is judged at its end (it is dropped, not answered). Anything else that
+    // crosses the ceiling answers its request now, whatever it holds: even bytes that are not JSON.
+    if (head.method !== undefined || !(head.hasResult || head.hasError || this.#scanner.unreadable))
+      return false;
     if (head.id === undefined && (this.ctx.answered?.ids().length ?? 0) !== 1) return false;
     const verdict = judgeOversized(this.ctx, head, heldBytes, true);
     // The event's id stays with its replacement, so a resuming client does not have the answer replayed.

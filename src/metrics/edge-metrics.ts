@@ -2,7 +2,9 @@
 // proxy makes per exchange. Hot-path calls look up a cached prom-client child by a short string key; the
 // label object and the child are built once per distinct label set.
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { resolveLimits } from '../core/limits.js';
+import { ceilingsIn } from '../core/ceilings.js';
+import { resolvedCeiling, resolveLimits } from '../core/limits.js';
+import type { Outcome } from '../core/outcome.js';
 import type {
   Direction,
   LimitName,
@@ -13,6 +15,7 @@ import type {
   MessageSubject,
   ResultChannelName,
 } from '../core/types.js';
+import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
 import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
@@ -21,8 +24,8 @@ export interface EdgeMetrics {
   registry: Registry;
   /** Observer bound to one exchange's tenant; the proxy combines it with its own per-exchange summary. */
   observerFor(tenant: string): InspectionObserver;
-  /** One per finished HTTP exchange on the MCP endpoint. outcome: forwarded | refused:<status> | response_replaced | upstream_timeout | upstream_unreachable | upstream_stream_failed | upstream_body_failed */
-  exchangeFinished(e: { tenant: string; httpMethod: string; status: number; outcome: string }): void;
+  /** One per finished HTTP exchange on the MCP endpoint; `outcome` is one of OUTCOMES (src/core/outcome.ts). */
+  exchangeFinished(e: { tenant: string; httpMethod: string; status: number; outcome: Outcome }): void;
   /** Time from sending upstream to its response headers. */
   upstreamResponded(e: { tenant: string; status: number; seconds: number }): void;
   /** Returns the function to call when the stream ends (gauge inc/dec; safe to call twice). */
@@ -42,7 +45,7 @@ export interface EdgeMetrics {
 }
 
 export interface EdgeMetricsOptions {
-  /** The upstream URL: the constant `upstream` label on every family. */
+  /** The upstream URL: the constant `upstream` label on every family (any userinfo redacted). */
   upstream: string;
   /** Distinct tool names from the wire that get their own label value (default 200). */
   maxToolLabels?: number;
@@ -55,11 +58,8 @@ export interface EdgeMetricsOptions {
 export const DEFAULT_MAX_TOOL_LABELS = 200;
 export const DEFAULT_MAX_METHOD_LABELS = 100;
 
-const LIMIT_NAMES: readonly LimitName[] = [
-  'request.maxBodyBytes',
-  'request.maxMessageBytes',
-  'response.maxMessageBytes',
-];
+/** mcp_edge_limit_bytes carries the byte ceilings of the table; a count ceiling shows in mcp_edge_limit_exceeded_total. */
+const BYTE_CEILINGS = ceilingsIn('bytes');
 
 const CHANNEL_NAMES: readonly ResultChannelName[] = [
   'content_text',
@@ -102,13 +102,9 @@ export function configuredCeilings(policy: LimitPolicy, tenants: readonly string
         method: probe.method === '' ? undefined : probe.method,
         tool: probe.tool === '' ? undefined : probe.tool,
       });
-      const bytesOf: Record<LimitName, number | null> = {
-        'request.maxBodyBytes': effective.request.maxBodyBytes.bytes,
-        'request.maxMessageBytes': effective.request.maxMessageBytes.bytes,
-        'response.maxMessageBytes': effective.response.maxMessageBytes.bytes,
-      };
-      for (const limit of LIMIT_NAMES) {
-        ceilings.push({ tenant, limit, ...probe, bytes: bytesOf[limit] ?? Number.POSITIVE_INFINITY });
+      for (const ceiling of BYTE_CEILINGS) {
+        const bytes = resolvedCeiling(effective, ceiling).value ?? Number.POSITIVE_INFINITY;
+        ceilings.push({ tenant, limit: ceiling.name, ...probe, bytes });
       }
     }
   }
@@ -246,12 +242,16 @@ function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Gu
       unparsable[direction] ??= families.unparsableMessages.labels({ direction, tenant });
       unparsable[direction].inc();
     },
+    toolsListed(names: readonly string[]): void {
+      guards.tool.list(names);
+    },
   };
 }
 
 export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
   const registry = new Registry();
-  registry.setDefaultLabels({ [UPSTREAM_LABEL]: opts.upstream });
+  // Credentials in upstream.url never become a label value.
+  registry.setDefaultLabels({ [UPSTREAM_LABEL]: redactUrl(opts.upstream) });
   if (opts.collectDefault ?? true) collectDefaultMetrics({ register: registry });
   const families = createFamilies(registry);
   const guards: Guards = {

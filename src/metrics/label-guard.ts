@@ -15,12 +15,15 @@ function fitsAsLabel(value: string): boolean {
 }
 
 /**
- * Keeps the first `cap` distinct values seen, and any reserved value (names the config itself mentions, so a
- * configured tool keeps its own label however many names came first). Everything else becomes `__other__`;
- * `undefined` and the empty string become `""` (Prometheus treats an empty label as absent).
+ * Keeps the first `cap` distinct values seen, any reserved value (names the config itself mentions, so a
+ * configured tool keeps its own label however many names came first), and up to `cap` listed values (names
+ * the upstream itself lists, e.g. in tools/list: made-up names from clients cannot take their place).
+ * Everything else becomes `__other__`; `undefined` and the empty string become `""` (Prometheus treats an
+ * empty label as absent).
  */
 export class LabelGuard {
   private readonly admitted = new Set<string>();
+  private readonly listed = new Set<string>();
   private reserved: ReadonlySet<string> = new Set();
 
   constructor(readonly cap: number) {
@@ -31,7 +34,7 @@ export class LabelGuard {
   /** The label value to record for `value`. Cheap for values already seen: two set lookups. */
   bound(value: string | undefined): string {
     if (value === undefined || value === '') return '';
-    if (this.admitted.has(value) || this.reserved.has(value)) return value;
+    if (this.admitted.has(value) || this.reserved.has(value) || this.listed.has(value)) return value;
     if (this.admitted.size >= this.cap || !fitsAsLabel(value)) return OTHER_LABEL;
     this.admitted.add(value);
     return value;
@@ -42,6 +45,19 @@ export class LabelGuard {
     const reserved = new Set<string>();
     for (const value of values) if (value !== '' && fitsAsLabel(value)) reserved.add(value);
     this.reserved = reserved;
+  }
+
+  /**
+   * Names the upstream itself listed: they keep their label for the life of the process, beside the wire
+   * slots. At most `cap` of them (a hostile upstream may list any number); a name already admitted is not
+   * listed again.
+   */
+  list(values: Iterable<string>): void {
+    for (const value of values) {
+      if (this.listed.size >= this.cap) return;
+      if (value !== '' && fitsAsLabel(value) && !this.admitted.has(value) && !this.reserved.has(value))
+        this.listed.add(value);
+    }
   }
 
   /** How many wire values hold a slot of the cap. */

@@ -1,13 +1,19 @@
 // One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
 // and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { BlockList } from 'node:net';
 import { limitPolicyOf } from '../config/load.js';
 import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
+import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
 import type { JudgeContext } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
-import { PendingRequests, type SessionRegistry } from '../inspect/pending-requests.js';
+import { PendingRequests } from '../inspect/pending-requests.js';
+import type { SessionStore } from '../inspect/session-store.js';
 import { TenantResolver } from '../tenancy/tenant-resolver.js';
+import { isTrustedPeer, trustedProxyList } from '../tenancy/trusted-peers.js';
+import type { UpstreamRequestHeaderOptions } from './headers.js';
 
 /** Everything a reload may change, swapped whole: an exchange keeps the runtime it started with. */
 export interface EdgeRuntime {
@@ -17,8 +23,8 @@ export interface EdgeRuntime {
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
   maxPagesPerListing: number;
-  /** Headers that carry the edge's own credentials (API keys): they stop at the edge. */
-  edgeCredentialHeaders: readonly string[];
+  /** `server.trustedProxies`: the peers whose forwarding headers are believed. */
+  trustedProxies: BlockList;
   /** Largest ceilings per tenant, computed once per runtime (they bound what the edge holds). */
   holdCache: Map<string, { response: number | null; requestBody: number | null }>;
 }
@@ -31,9 +37,7 @@ export function runtimeOf(config: EdgeConfig): EdgeRuntime {
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     maxPagesPerListing: config.pagination.maxPagesPerListing,
-    edgeCredentialHeaders: config.tenancy.resolve.flatMap((r) =>
-      'apiKey' in r && r.apiKey.header !== 'authorization' ? [r.apiKey.header] : [],
-    ),
+    trustedProxies: trustedProxyList(config.server.trustedProxies),
     holdCache: new Map(),
   };
 }
@@ -66,14 +70,16 @@ export interface Exchange {
   observer: InspectionObserver;
   startedAt: bigint;
   requestBytes: number;
-  responseBytes: number;
+  /** Bytes the client's connection had carried before this exchange (its own are counted from there). */
+  wireBytesBefore: number;
   upstreamStatus: number | undefined;
   upstreamSentAt: bigint | undefined;
-  outcome: string;
+  /** Set where the edge decides how the exchange ends; unset, it is decided when the response closes. */
+  outcome: Outcome | undefined;
 }
 
-const MAX_PENDING_PER_EXCHANGE = 10_000;
-const PENDING_TTL_MS = 60 * 60 * 1000;
+/** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
+const EXCHANGE_PENDING = { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, ttlMs: 60 * 60 * 1000 };
 
 export function startExchange(
   runtime: EdgeRuntime,
@@ -87,26 +93,30 @@ export function startExchange(
     tenant,
     mode: resolveLimits(runtime.policy, { tenant }).mode.value,
     sessionId,
-    pending: new PendingRequests(MAX_PENDING_PER_EXCHANGE, PENDING_TTL_MS),
+    pending: new PendingRequests(EXCHANGE_PENDING),
     waiting: [],
     summary,
     observer: combineObservers(summary, ...observers),
     startedAt: process.hrtime.bigint(),
     requestBytes: 0,
-    responseBytes: 0,
+    wireBytesBefore: 0,
     upstreamStatus: undefined,
     upstreamSentAt: undefined,
-    outcome: 'forwarded',
+    outcome: undefined,
   };
 }
 
-/** The judge for messages of this exchange in one direction. */
+/**
+ * The judge for messages of this exchange in one direction. Requests are remembered in the exchange only;
+ * they reach the session when the upstream accepts the exchange (acceptedBySession), so a session id the
+ * upstream never issued costs the edge nothing past the exchange.
+ */
 export function judgeContext(
   exchange: Exchange,
   direction: 'request' | 'response',
-  sessions: SessionRegistry,
+  sessions: SessionStore,
 ): JudgeContext {
-  const session = exchange.sessionId;
+  const session = exchange.sessionId !== undefined ? sessions.known(exchange.sessionId) : undefined;
   const base = {
     direction,
     tenant: exchange.tenant,
@@ -115,27 +125,40 @@ export function judgeContext(
     observer: exchange.observer,
   };
   if (direction === 'request') {
-    // Requests from the client are answered by the server: remember them for this exchange and its session.
+    // Requests from the client are answered by the server: remember them for this exchange.
     return {
       ...base,
       answered: undefined,
-      answeredInSession: session !== undefined ? sessions.toClient(session) : undefined,
+      answeredInSession: session?.toClient,
       remember: (id: JsonRpcId, subject: MessageSubject) => {
         exchange.pending.remember(id, subject);
         exchange.waiting.push(id);
-        if (session !== undefined) sessions.toServer(session).remember(id, subject);
       },
     };
   }
   return {
     ...base,
     answered: exchange.pending,
-    answeredInSession: session !== undefined ? sessions.toServer(session) : undefined,
+    answeredInSession: session?.toServer,
     remember:
       session !== undefined
-        ? (id: JsonRpcId, subject: MessageSubject) => sessions.toClient(session).remember(id, subject)
+        ? (id: JsonRpcId, subject: MessageSubject) => {
+            session.toClient.remember(id, subject);
+            sessions.trim();
+          }
         : undefined,
   };
+}
+
+/**
+ * The upstream answered this exchange with a 2xx for its session: the session is real. Its requests still
+ * waiting are handed to the session, so an answer that arrives on another stream is attributed too.
+ */
+export function acceptedBySession(exchange: Exchange, sessions: SessionStore): void {
+  if (exchange.sessionId === undefined) return;
+  const session = sessions.accept(exchange.sessionId);
+  for (const [id, subject] of exchange.pending.entries()) session.toServer.remember(id, subject);
+  sessions.trim();
 }
 
 /** The response ceiling for the answer(s) this exchange waits for; the tenant's largest when unknown. */
@@ -148,9 +171,35 @@ export function responseHoldBytes(exchange: Exchange, subjects: MessageSubject[]
       tenant: exchange.tenant,
       method: subject.method,
       tool: subject.tool,
-    }).response.maxMessageBytes.bytes;
+    }).response.maxMessageBytes.value;
     if (bytes === null) return null;
     sum += bytes;
   }
   return sum;
+}
+
+/** The method and tool of each request this exchange still waits on, in order. */
+export function subjectsWaiting(exchange: Exchange): MessageSubject[] {
+  const subjects: MessageSubject[] = [];
+  for (const id of exchange.waiting) {
+    const subject = exchange.pending.peek(id);
+    if (subject !== undefined) subjects.push(subject);
+  }
+  return subjects;
+}
+
+/**
+ * How this exchange's request crosses to the upstream: whether the peer's forwarding headers are believed,
+ * and which identity headers stop at the edge or carry the resolved tenant (see TenantResolver.upstreamIdentity).
+ */
+export function upstreamCrossing(
+  exchange: Exchange,
+  clientHeaders: IncomingHttpHeaders,
+  peer: string | undefined,
+): Pick<UpstreamRequestHeaderOptions, 'trustedPeer' | 'drop' | 'set'> {
+  const runtime = exchange.runtime;
+  return {
+    trustedPeer: isTrustedPeer(runtime.trustedProxies, peer),
+    ...runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant),
+  };
 }

@@ -1,6 +1,7 @@
 // Which headers cross the edge. MCP's own headers (Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID,
 // Mcp-Method, Mcp-Name, Mcp-Param-*, Authorization, WWW-Authenticate, ...) pass untouched; hop-by-hop
-// headers stop here (RFC 9110 section 7.6.1).
+// headers stop here (RFC 9110 section 7.6.1), and so do the edge's own credentials and identity headers;
+// forwarding headers are believed only from a trusted proxy.
 const HOP_BY_HOP = [
   'connection',
   'keep-alive',
@@ -29,6 +30,63 @@ export interface UpstreamRequestHeaderOptions {
   upstreamHost: string;
   clientAddress: string;
   clientProtocol: 'http' | 'https';
+  /** The peer is in `server.trustedProxies`: the forwarding headers it sent are believed and extended. */
+  trustedPeer: boolean;
+  /** Headers meant for the edge alone (its API keys, a tenant header it may not believe): they stop here. */
+  drop: readonly string[];
+  /** Headers the edge sets for the upstream (a believed tenant header carries the resolved tenant). */
+  set: Readonly<Record<string, string>>;
+  /** `Authorization` from `upstream.url`'s userinfo: it replaces whatever the client sent. */
+  authorization: string | undefined;
+}
+
+/** Forwarding headers the edge extends from a trusted proxy and replaces from anyone else. */
+const FORWARDING = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded'] as const;
+/** Forwarding headers the edge does not set itself: passed from a trusted proxy, dropped from anyone else. */
+const FORWARDING_PASSED_ONLY = ['x-forwarded-port', 'x-forwarded-prefix', 'x-forwarded-server', 'x-real-ip'];
+
+function joined(value: string | string[] | number | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value.join(', ') : String(value);
+  return text.trim() === '' ? undefined : text;
+}
+
+/** RFC 7239 node and value syntax: an IPv6 address is bracketed, and anything but a token is quoted. */
+function forwardedValue(value: string, isAddress: boolean): string {
+  const text = isAddress && value.includes(':') ? `[${value}]` : value;
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(text) ? text : `"${text.replace(/["\\]/g, '\\$&')}"`;
+}
+
+/**
+ * X-Forwarded-For/-Host/-Proto and Forwarded as the upstream gets them. From a trusted proxy its values are
+ * kept and the edge's hop is added (X-Forwarded-For and Forwarded appended to, the others set when absent);
+ * from anyone else they are what the edge saw (the peer address, the Host it was sent, its own protocol), a
+ * client's Forwarded is dropped and so are the forwarding headers the edge does not set itself.
+ */
+function setForwarding(
+  headers: Headers,
+  client: Headers,
+  clientHost: string | undefined,
+  options: UpstreamRequestHeaderOptions,
+): void {
+  const sent = options.trustedPeer
+    ? Object.fromEntries(FORWARDING.map((name) => [name, joined(client[name])]))
+    : {};
+  for (const name of FORWARDING) delete headers[name];
+  if (!options.trustedPeer) for (const name of FORWARDING_PASSED_ONLY) delete headers[name];
+  const forwardedFor = sent['x-forwarded-for'];
+  headers['x-forwarded-for'] =
+    forwardedFor !== undefined ? `${forwardedFor}, ${options.clientAddress}` : options.clientAddress;
+  const host = sent['x-forwarded-host'] ?? clientHost;
+  if (host !== undefined) headers['x-forwarded-host'] = host;
+  headers['x-forwarded-proto'] = sent['x-forwarded-proto'] ?? options.clientProtocol;
+  const forwarded = sent.forwarded;
+  if (forwarded !== undefined) {
+    const hop = [`for=${forwardedValue(options.clientAddress, true)}`];
+    if (clientHost !== undefined) hop.push(`host=${forwardedValue(clientHost, false)}`);
+    hop.push(`proto=${options.clientProtocol}`);
+    headers.forwarded = `${forwarded}, ${hop.join(';')}`;
+  }
 }
 
 /** Headers of the request as it goes upstream, from the client's (the proxy library has set length and type). */
@@ -39,16 +97,15 @@ export function upstreamRequestHeaders(
 ): Headers {
   const headers: Headers = { ...clientHeaders };
   dropHopByHop(headers);
+  // The edge reads the whole body before forwarding it: the client's Expect is the edge's to meet, not the upstream's.
+  delete headers.expect;
   headers.host = options.preserveHost && clientHost !== undefined ? clientHost : options.upstreamHost;
   // Sizes are measured on decoded bodies: ask for none, and decode (bounded) if an upstream compresses anyway.
   headers['accept-encoding'] = 'identity';
-  const forwardedFor = clientHeaders['x-forwarded-for'];
-  headers['x-forwarded-for'] = forwardedFor
-    ? `${forwardedFor}, ${options.clientAddress}`
-    : options.clientAddress;
-  if (clientHost !== undefined && clientHeaders['x-forwarded-host'] === undefined)
-    headers['x-forwarded-host'] = clientHost;
-  if (clientHeaders['x-forwarded-proto'] === undefined) headers['x-forwarded-proto'] = options.clientProtocol;
+  setForwarding(headers, clientHeaders, clientHost, options);
+  for (const name of options.drop) delete headers[name];
+  for (const [name, value] of Object.entries(options.set)) headers[name] = value;
+  if (options.authorization !== undefined) headers.authorization = options.authorization;
   return headers;
 }
 
@@ -95,4 +152,11 @@ export function contentCoding(headers: Headers): 'gzip' | 'deflate' | 'br' | 'id
   if (coding === 'gzip' || coding === 'x-gzip') return 'gzip';
   if (coding === 'deflate' || coding === 'br') return coding;
   return 'unsupported';
+}
+
+/** The first value of a header as node:http gives it (repeated headers arrive as an array). */
+export function headerValue(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  if (Array.isArray(value)) return value[0];
+  return value === undefined ? undefined : String(value);
 }

@@ -1,9 +1,10 @@
 // Which tenant an exchange belongs to, decided once per exchange by the resolvers of `tenancy.resolve`
 // in order. A tenant value always comes from configuration; a credential that is presented and fails
-// is refused (401), never treated as anonymous.
+// is refused (401), never treated as anonymous. The headers a resolver consumes as the edge's own (API keys,
+// a tenant header it may not believe) stop at the edge: see TenantResolver.upstreamIdentity.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import type { BlockList } from 'node:net';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -12,25 +13,35 @@ import {
   jwtVerify,
 } from 'jose';
 import type { ApiKeyResolverConfig, EdgeConfig, JwtResolverConfig } from '../config/schema.js';
+import { isTrustedPeer, trustedProxyList } from './trusted-peers.js';
 
 export type TenantDecision =
-  | { ok: true; tenant: string; via: string; untrustedHeader: boolean }
+  | { ok: true; tenant: string; untrustedHeader: boolean }
   | { ok: false; status: 401; message: string; wwwAuthenticate: string; untrustedHeader: boolean };
 
 type Headers = Record<string, string | string[] | undefined>;
 
 /** What one resolver made of a request: a tenant, nothing to go on, or a credential that failed. */
 type Outcome =
-  | { kind: 'identified'; tenant: string; via: string }
+  | { kind: 'identified'; tenant: string }
   | { kind: 'absent'; untrustedHeader?: boolean }
   | { kind: 'rejected'; message: string; wwwAuthenticate: string };
 
+/** What the upstream gets of the headers the resolvers read: some stop at the edge, some the edge sets. */
+export interface UpstreamIdentity {
+  drop: string[];
+  set: Record<string, string>;
+}
+
 interface Resolver {
   resolve(headers: Headers, peer: string | undefined): Promise<Outcome> | Outcome;
+  /** Adds to `identity` the headers of this request that were meant for the edge (they stop there). */
+  crossing(headers: Headers, peer: string | undefined, tenant: string, identity: UpstreamIdentity): void;
 }
 
 const ABSENT: Outcome = { kind: 'absent' };
 
+/** The first value of a header (node:http gives repeated headers as an array). */
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -45,27 +56,6 @@ function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }
 
-export function trustedProxyList(cidrs: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const [address = '', prefixText] = cidr.split('/');
-    const type = isIPv6(address) ? 'ipv6' : 'ipv4';
-    const prefix = prefixText === undefined ? (type === 'ipv6' ? 128 : 32) : Number(prefixText);
-    list.addSubnet(address, prefix, type);
-  }
-  return list;
-}
-
-/** Checks a peer address, treating IPv4-mapped IPv6 (::ffff:a.b.c.d) as the IPv4 address. */
-export function isTrustedPeer(list: BlockList, peer: string | undefined): boolean {
-  if (peer === undefined) return false;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(peer);
-  const address = mapped?.[1] ?? peer;
-  if (isIPv4(address)) return list.check(address, 'ipv4');
-  if (isIPv6(address)) return list.check(address, 'ipv6');
-  return false;
-}
-
 function headerResolver(header: string, trusted: BlockList, known: ReadonlySet<string>): Resolver {
   return {
     resolve(headers, peer) {
@@ -73,7 +63,13 @@ function headerResolver(header: string, trusted: BlockList, known: ReadonlySet<s
       if (name === undefined || name === '') return ABSENT;
       // From any other peer the header is the client choosing its own tenant: ignored, and counted.
       if (!isTrustedPeer(trusted, peer)) return { kind: 'absent', untrustedHeader: true };
-      return known.has(name) ? { kind: 'identified', tenant: name, via: `header:${header}` } : ABSENT;
+      return known.has(name) ? { kind: 'identified', tenant: name } : ABSENT;
+    },
+    crossing(headers, peer, tenant, identity) {
+      if (headers[header] === undefined) return;
+      // From a trusted proxy the upstream is told the tenant the edge resolved; from anyone else, nothing.
+      if (isTrustedPeer(trusted, peer)) identity.set[header] = tenant;
+      else identity.drop.push(header);
     },
   };
 }
@@ -87,19 +83,37 @@ function apiKeyResolver(config: ApiKeyResolverConfig['apiKey'], jwtFollows: bool
   for (const [tenant, hashes] of Object.entries(config.tenants)) {
     for (const hash of hashes) entries.push({ tenant, hash: Buffer.from(hash, 'hex') });
   }
+  const presentedKey = (headers: Headers): string | undefined => {
+    const key = config.bearer ? bearerToken(headers, config.header) : first(headers[config.header]);
+    return key === '' ? undefined : key;
+  };
+  const tenantOfKey = (key: string): string | undefined => {
+    const presented = createHash('sha256').update(key, 'utf8').digest();
+    let match: string | undefined;
+    // Compare with every entry, in constant time each, so timing tells nothing about which came close.
+    for (const entry of entries) {
+      if (timingSafeEqual(presented, entry.hash) && match === undefined) match = entry.tenant;
+    }
+    return match;
+  };
   return {
+    crossing(headers, _peer, _tenant, identity) {
+      if (headers[config.header] === undefined) return;
+      // A header of its own is the edge's whatever it holds. Authorization is the edge's when it holds an edge
+      // key; anything else in it (a JWT for the jwt resolver, a token when an earlier resolver decided) is not.
+      if (config.header !== 'authorization') identity.drop.push(config.header);
+      else {
+        const key = presentedKey(headers);
+        if (key !== undefined && tenantOfKey(key) !== undefined) identity.drop.push(config.header);
+      }
+    },
     resolve(headers) {
-      const key = config.bearer ? bearerToken(headers, config.header) : first(headers[config.header]);
-      if (key === undefined || key === '') return ABSENT;
+      const key = presentedKey(headers);
+      if (key === undefined) return ABSENT;
       // A bearer JWT is for the jwt resolver that follows, not a wrong key.
       if (config.bearer && jwtFollows && looksLikeJwt(key)) return ABSENT;
-      const presented = createHash('sha256').update(key, 'utf8').digest();
-      let match: string | undefined;
-      // Compare with every entry, in constant time each, so timing tells nothing about which came close.
-      for (const entry of entries) {
-        if (timingSafeEqual(presented, entry.hash) && match === undefined) match = entry.tenant;
-      }
-      if (match !== undefined) return { kind: 'identified', tenant: match, via: `apiKey:${config.header}` };
+      const match = tenantOfKey(key);
+      if (match !== undefined) return { kind: 'identified', tenant: match };
       return {
         kind: 'rejected',
         message: `The API key in ${config.header} is not valid for this mcp-edge`,
@@ -138,9 +152,23 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
     wwwAuthenticate: `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}"`,
   });
   return {
+    crossing(headers, _peer, _tenant, identity) {
+      // forward: false: a bearer JWT is the edge's alone. Otherwise it is the MCP authorization token of the
+      // upstream, which the edge only reads (verifies, and takes the tenant from).
+      const token = bearerToken(headers);
+      if (!config.forward && token !== undefined && looksLikeJwt(token)) identity.drop.push('authorization');
+    },
     async resolve(headers) {
       const token = bearerToken(headers);
-      if (token === undefined || !looksLikeJwt(token)) return ABSENT;
+      if (token === undefined) return ABSENT;
+      if (!looksLikeJwt(token)) {
+        // An opaque token is not this resolver's to verify: it passes (ignore), or is refused (reject).
+        return config.opaqueTokens === 'reject'
+          ? refuse(
+              'The bearer token is not a JWT, and this mcp-edge accepts JWTs only (jwt.opaqueTokens: reject)',
+            )
+          : ABSENT;
+      }
       let payload: Record<string, unknown>;
       try {
         const verified =
@@ -156,7 +184,7 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
       if (typeof claim !== 'string' || !known.has(claim)) {
         return refuse(`The bearer token's "${config.claim}" claim does not name a tenant of this mcp-edge`);
       }
-      return { kind: 'identified', tenant: claim, via: 'jwt' };
+      return { kind: 'identified', tenant: claim };
     },
   };
 }
@@ -181,12 +209,23 @@ export class TenantResolver {
     });
   }
 
+  /**
+   * The identity headers of a request as the upstream gets them, once `tenant` is resolved: the edge's own
+   * credentials and tenant headers from untrusted peers are dropped; a tenant header from a trusted proxy
+   * carries the resolved tenant. Every resolver is asked, not only the one that decided.
+   */
+  upstreamIdentity(headers: Headers, peer: string | undefined, tenant: string): UpstreamIdentity {
+    const identity: UpstreamIdentity = { drop: [], set: {} };
+    for (const resolver of this.#resolvers) resolver.crossing(headers, peer, tenant, identity);
+    identity.drop = [...new Set(identity.drop)];
+    return identity;
+  }
+
   async resolve(headers: Headers, peer: string | undefined): Promise<TenantDecision> {
     let untrustedHeader = false;
     for (const resolver of this.#resolvers) {
       const outcome = await resolver.resolve(headers, peer);
-      if (outcome.kind === 'identified')
-        return { ok: true, tenant: outcome.tenant, via: outcome.via, untrustedHeader };
+      if (outcome.kind === 'identified') return { ok: true, tenant: outcome.tenant, untrustedHeader };
       if (outcome.kind === 'rejected') {
         return {
           ok: false,
@@ -208,6 +247,6 @@ export class TenantResolver {
         untrustedHeader,
       };
     }
-    return { ok: true, tenant: this.tenancy.default, via: 'default', untrustedHeader };
+    return { ok: true, tenant: this.tenancy.default, untrustedHeader };
   }
 }

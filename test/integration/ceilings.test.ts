@@ -309,6 +309,34 @@ describe('batches, notifications and server requests', () => {
   });
 });
 
+describe('a count ceiling: request.maxBatchMessages', () => {
+  it('a 100,000-message batch gets 413 naming the ceiling, and nothing reaches the upstream', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
+    const edge = track(await startTestEdge(upstream.url, '', { metrics: true }));
+    const body = `[${Array.from({ length: 100_000 }, () => '{"jsonrpc":"2.0","method":"a"}').join(',')}]`;
+    expect(body.length).toBeLessThan(4 * 1024 * KiB);
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body });
+    expect(res.status).toBe(413);
+    const refused = (await res.json()) as { error: { message: string; data: Record<string, unknown> } };
+    console.log(`[maxBatchMessages] ${res.status} ${JSON.stringify(refused)}`);
+    expect(refused.error.data).toMatchObject({
+      limit: 'request.maxBatchMessages',
+      limitMessages: 10_000,
+      observedMessages: 100_000,
+      enforcedBy: 'mcp-edge',
+    });
+    expect(upstream.received).toHaveLength(0);
+    const metrics = await (await fetch(edge.metricsUrl ?? '')).text();
+    expect(metrics).toMatch(
+      /mcp_edge_limit_exceeded_total\{limit="request.maxBatchMessages",direction="request",action="rejected"[^}]*\} 1/,
+    );
+    // A batch within the ceiling goes through as sent.
+    const small = `[${Array.from({ length: 3 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping"}`).join(',')}]`;
+    expect((await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: small })).status).toBe(200);
+    expect(upstream.received[0]?.body.toString()).toBe(small);
+  });
+});
+
 describe('boundaries are counted in UTF-8 bytes', () => {
   // A response whose envelope is exactly `bytes` long, ending in a text of multi-byte characters.
   function envelopeOf(bytes: number, filler: string): string {
@@ -419,22 +447,22 @@ describe('compressed and enormous upstream bodies', () => {
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * MiB);
   });
 
-  it('replaces a 256 MiB SSE event and forwards the events around it, with bounded memory', async () => {
+  it('replaces a 256 MiB SSE event and forwards the events around it (the answer a batch still waits for), with bounded memory', async () => {
     const MiB = 1024 * KiB;
     const block = Buffer.alloc(MiB, 0x79);
     const before =
       'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before"}}\n\n';
-    const after =
-      'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}\n\n';
+    // The second call of the batch is answered after the oversized event, so the stream is read past it.
+    const after = 'data: {"jsonrpc":"2.0","id":"r2","result":{"content":[]}}\n\n';
     const upstream = track(
       await startRawUpstream(() => ({
         status: 200,
         headers: { 'content-type': 'text/event-stream' },
         chunks: [
           before,
-          'id: big\ndata: {"result":{"content":[{"type":"text","text":"',
+          'id: big\ndata: {"jsonrpc":"2.0","id":"r1","result":{"content":[{"type":"text","text":"',
           ...Array.from({ length: 256 }, () => block),
-          '"}]},"jsonrpc":"2.0","id":"r1"}\n\n',
+          '"}]}}\n\n',
           after,
         ],
       })),
@@ -444,7 +472,7 @@ describe('compressed and enormous upstream bodies', () => {
     const res = await fetch(edge.url, {
       method: 'POST',
       headers: MCP_HEADERS,
-      body: '{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"dump"}}',
+      body: '[{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"dump"}},{"jsonrpc":"2.0","id":"r2","method":"tools/call","params":{"name":"small"}}]',
     });
     const text = await res.text();
     const events = text.split('\n\n').filter((e) => e !== '');

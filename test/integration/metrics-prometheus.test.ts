@@ -189,9 +189,9 @@ function feedTraffic(metrics: EdgeMetrics): void {
       {
         limit: 'response.maxMessageBytes',
         direction: 'response',
-        limitBytes: MiB,
-        observedBytes: 2 * MiB,
-        observedBytesIsLowerBound: false,
+        limitValue: MiB,
+        observedValue: 2 * MiB,
+        observedIsLowerBound: false,
         tenant: 'acme',
         ...EXPORT,
         id: 1,
@@ -207,7 +207,7 @@ function feedTraffic(metrics: EdgeMetrics): void {
   for (const [tenant, status, outcome] of [
     ['acme', 200, 'forwarded'],
     ['acme', 200, 'response_replaced'],
-    ['acme', 413, 'refused:413'],
+    ['acme', 413, 'refused'],
     ['acme', 502, 'upstream_unreachable'],
     ['globex', 200, 'forwarded'],
   ] as const) {

@@ -57,9 +57,8 @@ describe('load', () => {
       let generation = 0;
       const reloads = setInterval(() => {
         generation++;
-        // Replaced whole, as editors and the kubelet replace a config. Written in place, a reload that reads
-        // between the truncation and the write sees an empty file and fails: one reload of 53 failed once in
-        // CI, probably so (its log line is now in the assertion message, should it happen again).
+        // Written aside and renamed over, as config tooling (and a ConfigMap's symlink swap) does: a reader
+        // never sees half a file. An in-place write read mid-way is a failed reload that the next read mends.
         writeFileSync(`${file}.next`, configText(server.url, port, metricsPort, generation));
         renameSync(`${file}.next`, file);
       }, 1000);

@@ -3,6 +3,7 @@
 // cases (CRLF / LF / CR line endings, comments, multi-line data), slow or stalled bodies and cut streams.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isRecord } from '../../src/core/bytes.js';
 import { closeHttpServer, listenOn } from '../../src/demo/server.js';
 import { drainedOrClosed, readBody } from './fetch-to-node.js';
 
@@ -163,8 +164,4 @@ export function handshakeReply(req: RawRequest, opts: { sessionId?: string } = {
   if (message.id === undefined && typeof message.method === 'string')
     return { status: 202, headers: sessionHeaders };
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

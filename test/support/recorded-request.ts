@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { headerValue as firstHeaderValue } from '../../src/proxy/headers.js';
 
 /** What a fixture server saw of one incoming HTTP request (headers as node:http lower-cases them). */
 export interface RecordedRequest {
@@ -13,6 +14,5 @@ export function recordRequest(req: IncomingMessage): RecordedRequest {
 
 /** The first value of a header, whether node:http gave it as a string or an array. */
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name.toLowerCase()];
-  return Array.isArray(value) ? value[0] : value;
+  return firstHeaderValue(headers, name.toLowerCase());
 }

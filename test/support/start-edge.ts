@@ -23,12 +23,14 @@ export interface TestEdgeOptions {
   metrics?: boolean;
   /** Write the config to a temp file and load it from there, so it can be reloaded. */
   fromFile?: boolean;
+  /** Listen on this port instead of an ephemeral one (when the config must name the edge's own URL). */
+  port?: number;
 }
 
 /** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
 export function testEdgeYaml(upstreamUrl: string, yaml = '', extra: TestEdgeOptions = {}): string {
   return [
-    'listen: { host: 127.0.0.1, port: 0, path: /mcp }',
+    `listen: { host: 127.0.0.1, port: ${extra.port ?? 0}, path: /mcp }`,
     `upstream:\n  url: ${upstreamUrl}${extra.upstreamYaml ? `\n${extra.upstreamYaml}` : ''}`,
     extra.metrics ? 'metrics: { enabled: true, host: 127.0.0.1, port: 0 }' : 'metrics: { enabled: false }',
     'logging: { level: info }',

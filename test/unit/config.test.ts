@@ -44,6 +44,7 @@ function onlyProblem(text: string, env: Record<string, string | undefined> = {})
 }
 
 const SHA_A = 'a'.repeat(64);
+const JWT_DEFAULTS = { claim: 'tenant', algorithms: ['RS256'], forward: true, opaqueTokens: 'ignore' };
 const SHA_B = 'b'.repeat(64);
 
 describe('valid files', () => {
@@ -75,11 +76,11 @@ describe('valid files', () => {
     const policy = limitPolicyOf(config);
     expect(
       resolveLimits(policy, { tenant: 'default', method: 'tools/call', tool: 'sized' }).response
-        .maxMessageBytes.bytes,
+        .maxMessageBytes.value,
     ).toBe(1 * MiB);
     expect(
       resolveLimits(policy, { tenant: 'default', method: 'tools/call', tool: 'export_report' }).response
-        .maxMessageBytes.bytes,
+        .maxMessageBytes.value,
     ).toBe(16 * MiB);
   });
 
@@ -89,26 +90,30 @@ describe('valid files', () => {
       listen: { host: '0.0.0.0', port: 8080, path: '/mcp' },
       upstream: {
         url: 'http://127.0.0.1:3000/mcp',
-        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, idle: 0 },
+        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, answerStream: 300_000, idle: 0 },
         tls: { rejectUnauthorized: true },
         maxConnections: 4096,
         preserveHost: false,
+        oauth: { discovery: true, paths: [] },
       },
       metrics: { enabled: true, host: '127.0.0.1', port: 9464, path: '/metrics' },
       server: {
         allowedHosts: [],
         allowedOrigins: [],
+        trustedProxies: [],
         timeouts: { requestHeaders: 30_000, requestBody: 60_000, keepAlive: 72_000, shutdownGrace: 10_000 },
         maxHeaderBytes: 16 * 1024,
+        exposeUpstreamErrors: false,
       },
       logging: { level: 'info' },
       limits: {
         mode: 'enforce',
         request: {
-          maxBodyBytes: BUILTIN_CEILINGS.requestMaxBodyBytes,
-          maxMessageBytes: BUILTIN_CEILINGS.requestMaxMessageBytes,
+          maxBodyBytes: BUILTIN_CEILINGS['request.maxBodyBytes'],
+          maxMessageBytes: BUILTIN_CEILINGS['request.maxMessageBytes'],
+          maxBatchMessages: BUILTIN_CEILINGS['request.maxBatchMessages'],
         },
-        response: { maxMessageBytes: BUILTIN_CEILINGS.responseMaxMessageBytes },
+        response: { maxMessageBytes: BUILTIN_CEILINGS['response.maxMessageBytes'] },
         methods: {},
         tools: {},
       },
@@ -127,6 +132,7 @@ describe('valid files', () => {
         '  allowedHosts: [MCP.Example.com, "localhost:8080"]',
         '  allowedOrigins: ["HTTPS://App.Example.com", "http://localhost:6274"]',
         '  maxHeaderBytes: 32KB',
+        '  trustedProxies: [10.0.0.0/8, 192.168.1.7, "::1"]',
         'limits:',
         '  request: { maxBodyBytes: 1.5MB, maxMessageBytes: 65536 }',
         '  response: { maxMessageBytes: 0 }',
@@ -148,17 +154,31 @@ describe('valid files', () => {
       connect: 250,
       headers: 120_000,
       body: 120_000,
+      answerStream: 300_000,
       idle: 3_600_000,
     });
     expect(config.server.allowedHosts).toEqual(['mcp.example.com', 'localhost:8080']);
     expect(config.server.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
     expect(config.server.maxHeaderBytes).toBe(32_000);
-    expect(config.limits.request).toEqual({ maxBodyBytes: 1_500_000, maxMessageBytes: 65_536 });
+    expect(config.server.trustedProxies).toEqual(['10.0.0.0/8', '192.168.1.7/32', '::1/128']);
+    expect(config.limits.request).toEqual({
+      maxBodyBytes: 1_500_000,
+      maxMessageBytes: 65_536,
+      maxBatchMessages: 10_000,
+    });
     expect(config.limits.response.maxMessageBytes).toBe(0);
     expect(config.tenancy.resolve).toEqual([
       { header: 'x-tenant-id', trustedProxies: ['10.0.0.0/8', '192.168.1.7/32', '::1/128', 'fd00::/8'] },
       { apiKey: { header: 'authorization', bearer: true, tenants: { acme: [SHA_A] } } },
-      { jwt: { secret: '0123456789abcdef0123456789abcdef', claim: 'tenant', algorithms: ['HS256'] } },
+      {
+        jwt: {
+          secret: '0123456789abcdef0123456789abcdef',
+          claim: 'tenant',
+          algorithms: ['HS256'],
+          forward: true,
+          opaqueTokens: 'ignore',
+        },
+      },
     ]);
     // `acme:` with nothing under it declares a tenant with no limits of its own.
     expect(config.tenants).toEqual({ acme: {} });
@@ -182,8 +202,8 @@ describe('valid files', () => {
       const { config } = await loadConfigFile(file, {});
       expect(config.upstream.tls.ca).toBe(join(dir, 'certs/ca.pem'));
       expect(config.tenancy.resolve).toEqual([
-        { jwt: { jwks: join(dir, 'keys/jwks.json'), claim: 'tenant', algorithms: ['RS256'] } },
-        { jwt: { jwks: 'https://auth.example.com/jwks.json', claim: 'tenant', algorithms: ['RS256'] } },
+        { jwt: { jwks: join(dir, 'keys/jwks.json'), ...JWT_DEFAULTS } },
+        { jwt: { jwks: 'https://auth.example.com/jwks.json', ...JWT_DEFAULTS } },
       ]);
     } finally {
       await rm(dir, { recursive: true });
@@ -211,11 +231,11 @@ describe('valid files', () => {
       resolveLimits(policy, { tenant: 'acme', method: 'tools/call', tool: 'export' }).response
         .maxMessageBytes,
     ).toEqual({
-      bytes: 16 * MiB,
+      value: 16 * MiB,
       source: 'tenants.acme.limits.tools.export.response.maxMessageBytes',
     });
     expect(resolveLimits(policy, { tenant: 'acme', method: 'tools/list' }).response.maxMessageBytes).toEqual({
-      bytes: 512 * 1024,
+      value: 512 * 1024,
       source: 'limits.methods.tools/list.response.maxMessageBytes',
     });
   });
@@ -410,6 +430,22 @@ describe('invalid files name the key path and the line', () => {
         reason: '"1.2.3.4/8/9" is not a CIDR range; write e.g. 10.0.0.0/8, 127.0.0.1 or ::1/128',
       },
     ]);
+  });
+
+  it('refuses a bad CIDR range in server.trustedProxies; the default is to trust no peer', () => {
+    const problem = onlyProblem(
+      yaml(...UPSTREAM, 'server:', '  trustedProxies: [10.0.0.0/8, "10.0.0.0/33"]'),
+    );
+    expect(problem).toMatchObject({ keyPath: 'server.trustedProxies[1]', line: 4 });
+    expect(problem.reason).toContain('invalid prefix length');
+    expect(parseConfigText(yaml(...UPSTREAM), 'edge.yaml', {}).config.server.trustedProxies).toEqual([]);
+  });
+
+  it('refuses upstream credentials that cannot be sent as Basic authentication', () => {
+    const problem = onlyProblem(yaml('upstream:', '  url: "http://us%3Aer:pw@127.0.0.1:3000/mcp"'));
+    expect(problem).toMatchObject({ keyPath: 'upstream.url' });
+    expect(problem.reason).toContain('Basic');
+    expect(problem.reason).not.toContain('pw');
   });
 
   it('requires trustedProxies for a header resolver', () => {
@@ -761,7 +797,7 @@ describe('defaultConfig', () => {
     const config = defaultConfig({ upstreamUrl: 'http://127.0.0.1:3000/mcp', port: 0 });
     expect(config.upstream.url).toBe('http://127.0.0.1:3000/mcp');
     expect(config.listen).toEqual({ host: '0.0.0.0', port: 0, path: '/mcp' });
-    expect(config.limits.response.maxMessageBytes).toBe(BUILTIN_CEILINGS.responseMaxMessageBytes);
+    expect(config.limits.response.maxMessageBytes).toBe(BUILTIN_CEILINGS['response.maxMessageBytes']);
     expect(defaultConfig({ upstreamUrl: 'https://x.example/mcp' }).listen.port).toBe(8080);
   });
 
@@ -792,7 +828,8 @@ describe('formatEffectiveConfig', () => {
     expect(printed).not.toContain(SHA_A);
     expect(printed).not.toContain(':pw@');
     expect(printed).toContain('secret: <redacted>');
-    expect(printed).toContain('url: http://user:%3Credacted%3E@127.0.0.1:3000/mcp');
+    expect(printed).not.toContain('user');
+    expect(printed).toContain('url: http://<redacted>@127.0.0.1:3000/mcp');
     expect(printed).toContain('maxBodyBytes: 4194304 # 4 MiB');
     expect(printed).toContain('maxMessageBytes: 0 # no ceiling');
     expect(printed).toContain('connect: 10s');
@@ -812,5 +849,98 @@ describe('formatEffectiveConfig', () => {
     );
     const reloaded = parseConfigText(formatEffectiveConfig(loaded), 'printed.yaml', {});
     expect(reloaded.config).toEqual(loaded.config);
+  });
+});
+
+describe('server.publicUrl, server.cors and upstream.oauth', () => {
+  it('normalizes them and fills the CORS defaults', () => {
+    const { config } = parseConfigText(
+      yaml(
+        ...UPSTREAM,
+        '  oauth: { paths: [/authorize, /token] }',
+        'server:',
+        '  publicUrl: HTTPS://MCP.Example.com:443',
+        '  allowedOrigins: ["https://app.example.com"]',
+        '  cors: { allowedOrigins: ["HTTPS://App.Example.com"], allowedHeaders: [Content-Type, mcp-param-*], maxAge: 2h }',
+      ),
+      'edge.yaml',
+      {},
+    );
+    expect(config.upstream.oauth).toEqual({ discovery: true, paths: ['/authorize', '/token'] });
+    expect(config.server.publicUrl).toBe('https://mcp.example.com');
+    expect(config.server.cors).toEqual({
+      allowedOrigins: ['https://app.example.com'],
+      methods: ['POST', 'GET', 'DELETE'],
+      allowedHeaders: ['content-type', 'mcp-param-*'],
+      exposedHeaders: ['mcp-session-id', 'www-authenticate'],
+      maxAge: 7_200_000,
+    });
+    const defaults = parseConfigText(
+      yaml(...UPSTREAM, 'server: { cors: { allowedOrigins: ["*"] } }'),
+      'e',
+      {},
+    );
+    expect(defaults.config.server.cors?.allowedHeaders).toEqual([
+      'content-type',
+      'authorization',
+      'mcp-session-id',
+      'mcp-protocol-version',
+      'last-event-id',
+      'mcp-method',
+      'mcp-name',
+    ]);
+    expect(defaults.config.server.cors?.maxAge).toBe(600_000);
+    expect(formatEffectiveConfig(defaults)).toContain('maxAge: 10m');
+  });
+
+  it('refuses a publicUrl with a path, and an empty CORS origin list', () => {
+    expect(
+      onlyProblem(yaml(...UPSTREAM, 'server: { publicUrl: "https://mcp.example.com/mcp" }')),
+    ).toMatchObject({
+      keyPath: 'server.publicUrl',
+      reason:
+        '"https://mcp.example.com/mcp" is not a public origin; write scheme://host[:port] (the MCP path is listen.path)',
+    });
+    expect(onlyProblem(yaml(...UPSTREAM, 'server: { cors: { allowedOrigins: [] } }'))).toMatchObject({
+      keyPath: 'server.cors.allowedOrigins',
+    });
+  });
+
+  it('refuses a CORS origin that server.allowedOrigins would refuse with 403', () => {
+    const problems = configErrorOf(
+      yaml(
+        ...UPSTREAM,
+        'server:',
+        '  allowedOrigins: ["https://app.example.com"]',
+        '  cors: { allowedOrigins: ["https://app.example.com", "https://other.example.com", "*"] }',
+      ),
+    ).problems;
+    expect(problems.map((p) => [p.keyPath, p.reason])).toEqual([
+      [
+        'server.cors.allowedOrigins[1]',
+        '"https://other.example.com" is not in server.allowedOrigins, so its requests would be refused with 403; add it there too',
+      ],
+      [
+        'server.cors.allowedOrigins[2]',
+        '"*" would grant CORS to origins that server.allowedOrigins refuses with 403; list the origins',
+      ],
+    ]);
+  });
+
+  it('refuses OAuth pass-through paths that overlap what the edge serves itself', () => {
+    const problems = configErrorOf(
+      yaml(...UPSTREAM, '  oauth: { paths: [/mcp, /mcp/token, /healthz, /.well-known/x, /, /a/../b, /ok/] }'),
+    ).problems;
+    expect(problems.map((p) => p.keyPath)).toEqual([
+      'upstream.oauth.paths[0]',
+      'upstream.oauth.paths[1]',
+      'upstream.oauth.paths[2]',
+      'upstream.oauth.paths[3]',
+      'upstream.oauth.paths[4]', // not a path of segments
+      'upstream.oauth.paths[4]', // and it would shadow everything
+      'upstream.oauth.paths[5]',
+      'upstream.oauth.paths[6]',
+    ]);
+    expect(problems[0]?.reason).toBe('"/mcp" overlaps "/mcp", which mcp-edge serves itself');
   });
 });

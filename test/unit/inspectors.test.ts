@@ -5,8 +5,9 @@ import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/type
 import { JsonResponseInspector } from '../../src/inspect/json-response.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
 import type { InspectionObserver, LimitAction } from '../../src/inspect/observer.js';
-import { PendingRequests, SessionRegistry } from '../../src/inspect/pending-requests.js';
+import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { SessionStore } from '../../src/inspect/session-store.js';
 import { type InspectorOutput, SseResponseInspector } from '../../src/inspect/sse-response.js';
 
 const enc = new TextEncoder();
@@ -37,7 +38,7 @@ function responseContext(
   p: LimitPolicy,
   mode: LimitMode,
   observer: InspectionObserver,
-  pending = new PendingRequests(100, 60_000),
+  pending = new PendingRequests({ maxEntries: 100, maxBytes: 1024 * 1024, ttlMs: 60_000 }),
 ): JudgeContext {
   return {
     direction: 'response',
@@ -125,7 +126,7 @@ describe('SseResponseInspector', () => {
     const input = enc.encode(before + big + after);
     fc.assert(
       fc.property(fc.array(fc.nat(), { maxLength: 30 }), (cuts) => {
-        const pending = new PendingRequests(10, 60_000);
+        const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
         pending.remember(9, { method: 'tools/call', tool: 'dump' });
         const { observer, violations } = recorder();
         const inspector = new SseResponseInspector(
@@ -145,10 +146,10 @@ describe('SseResponseInspector', () => {
         expect(violations[0]?.v).toMatchObject({
           tool: 'dump',
           method: 'tools/call',
-          observedBytesIsLowerBound: true,
+          observedIsLowerBound: true,
           id: 9,
         });
-        expect(violations[0]?.v.observedBytes).toBeGreaterThan(1024);
+        expect(violations[0]?.v.observedValue).toBeGreaterThan(1024);
         expect(inspector.heldBytes).toBe(0);
       }),
       { numRuns: 200 },
@@ -158,7 +159,7 @@ describe('SseResponseInspector', () => {
   it('observe mode passes every chunk through as it came and records the violation', () => {
     const big = `data: {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'y'.repeat(3000)}"}]}}\n\n`;
     const { observer, violations } = recorder();
-    const pending = new PendingRequests(10, 60_000);
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
     pending.remember(1, { method: 'tools/call', tool: 't' });
     const inspector = new SseResponseInspector(
       responseContext(policy(1024), 'observe', observer, pending),
@@ -175,7 +176,7 @@ describe('SseResponseInspector', () => {
 describe('JsonResponseInspector', () => {
   it('forwards a body under the ceiling unchanged, replaces one over it for the same id', () => {
     const { observer } = recorder();
-    const pending = new PendingRequests(10, 60_000);
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
     pending.remember('a', { method: 'tools/call', tool: 't' });
     const ok = new JsonResponseInspector(responseContext(policy(100), 'enforce', observer, pending), 100, [
       'a',
@@ -196,6 +197,65 @@ describe('JsonResponseInspector', () => {
     };
     expect(body.id).toBe('a');
     expect(body.error.data.observedBytesIsLowerBound).toBe(true);
+  });
+});
+
+describe('tools the upstream lists', () => {
+  function listingRecorder() {
+    const listed: string[][] = [];
+    const observer: InspectionObserver = {
+      message: () => {},
+      limitExceeded: () => {},
+      unparsable: () => {},
+      toolsListed: (names) => listed.push([...names]),
+    };
+    return { observer, listed };
+  }
+
+  it('a tools/list result from the upstream reports its tool names to the observer', () => {
+    const { observer, listed } = listingRecorder();
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
+    pending.remember(1, { method: 'tools/list', tool: undefined });
+    const inspector = new JsonResponseInspector(
+      responseContext(policy(1 << 20), 'enforce', observer, pending),
+      1 << 20,
+      [1],
+    );
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        tools: [{ name: 'search', inputSchema: {} }, { name: 'export' }, { title: 'no name' }, { name: 7 }],
+      },
+    };
+    inspector.push(enc.encode(JSON.stringify(body)));
+    inspector.finish();
+    expect(listed).toEqual([['search', 'export']]);
+  });
+
+  it('the same shape as the answer to any other request, or from the client, reports nothing', () => {
+    const { observer, listed } = listingRecorder();
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
+    pending.remember(1, { method: 'resources/list', tool: undefined });
+    const inspector = new JsonResponseInspector(
+      responseContext(policy(1 << 20), 'enforce', observer, pending),
+      1 << 20,
+      [1],
+    );
+    inspector.push(enc.encode('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fake"}]}}'));
+    inspector.finish();
+    const session = new SessionStore().accept('s');
+    session.toClient.remember(9, { method: 'tools/list', tool: undefined });
+    judgeRequestBody(
+      {
+        ...responseContext(policy(1 << 20), 'enforce', observer),
+        direction: 'request',
+        answered: undefined,
+        answeredInSession: session.toClient,
+      },
+      enc.encode('{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"fake"}]}}'),
+    );
+    expect(listed).toEqual([]);
   });
 });
 
@@ -247,7 +307,7 @@ describe('judgeRequestBody', () => {
 describe('PendingRequests and SessionRegistry', () => {
   it('answers each id once, expires entries, and caps their number', () => {
     let now = 0;
-    const pending = new PendingRequests(2, 1000, () => now);
+    const pending = new PendingRequests({ maxEntries: 2, maxBytes: 1024 * 1024, ttlMs: 1000 }, () => now);
     pending.remember(1, { method: 'a', tool: undefined });
     pending.remember('1', { method: 'b', tool: undefined });
     expect(pending.take(1)?.method).toBe('a');
@@ -261,9 +321,15 @@ describe('PendingRequests and SessionRegistry', () => {
   });
 
   it('keeps at most maxSessions sessions', () => {
-    const registry = new SessionRegistry({ maxSessions: 3, maxPendingPerSession: 10, ttlMs: 60_000 });
-    for (let i = 0; i < 10; i++) registry.toServer(`s${i}`).remember(i, { method: 'm', tool: undefined });
-    expect(registry.size).toBe(3);
-    expect(registry.toServer('s9').peek(9)?.method).toBe('m');
+    const store = new SessionStore({
+      maxSessions: 3,
+      maxBytes: 1024 * 1024,
+      pending: { maxEntries: 10, maxBytes: 64 * 1024, ttlMs: 60_000 },
+      ttlMs: 60_000,
+    });
+    for (let i = 0; i < 10; i++) store.accept(`s${i}`).toServer.remember(i, { method: 'm', tool: undefined });
+    expect(store.size).toBe(3);
+    expect(store.known('s9')?.toServer.peek(9)?.method).toBe('m');
+    expect(store.known('s0')).toBeUndefined();
   });
 });

@@ -47,27 +47,28 @@ describe('resolveLimits: layers and sources', () => {
       tool: undefined,
       mode: { value: 'enforce', source: 'limits.mode' },
       request: {
-        maxBodyBytes: { bytes: 4 * MiB, source: 'limits.request.maxBodyBytes' },
-        maxMessageBytes: { bytes: 1 * MiB, source: 'limits.request.maxMessageBytes' },
+        maxBodyBytes: { value: 4 * MiB, source: 'limits.request.maxBodyBytes' },
+        maxMessageBytes: { value: 1 * MiB, source: 'limits.request.maxMessageBytes' },
+        maxBatchMessages: { value: 10_000, source: 'built-in default' },
       },
-      response: { maxMessageBytes: { bytes: 4 * MiB, source: 'limits.response.maxMessageBytes' } },
+      response: { maxMessageBytes: { value: 4 * MiB, source: 'limits.response.maxMessageBytes' } },
     });
   });
 
   it("takes the tenant's own value over the defaults, key by key", () => {
     const limits = resolveLimits(layered, { tenant: 'acme', method: 'initialize' });
     expect(limits.response.maxMessageBytes).toEqual({
-      bytes: 8 * MiB,
+      value: 8 * MiB,
       source: 'tenants.acme.limits.response.maxMessageBytes',
     });
-    expect(limits.request.maxBodyBytes).toEqual({ bytes: 4 * MiB, source: 'limits.request.maxBodyBytes' });
+    expect(limits.request.maxBodyBytes).toEqual({ value: 4 * MiB, source: 'limits.request.maxBodyBytes' });
     expect(limits.mode).toEqual({ value: 'observe', source: 'tenants.acme.limits.mode' });
   });
 
   it('takes a method override of the defaults over the tenant base', () => {
     const limits = resolveLimits(layered, { tenant: 'beta', method: 'tools/list' });
     expect(limits.response.maxMessageBytes).toEqual({
-      bytes: 2 * MiB,
+      value: 2 * MiB,
       source: 'limits.methods.tools/list.response.maxMessageBytes',
     });
     // The method block sets only the response side; the request side falls through.
@@ -77,7 +78,7 @@ describe('resolveLimits: layers and sources', () => {
   it("takes the tenant's method override over the defaults' method override", () => {
     const limits = resolveLimits(layered, { tenant: 'acme', method: 'tools/list' });
     expect(limits.response.maxMessageBytes).toEqual({
-      bytes: 5 * MiB,
+      value: 5 * MiB,
       source: 'tenants.acme.limits.methods.tools/list.response.maxMessageBytes',
     });
   });
@@ -85,7 +86,7 @@ describe('resolveLimits: layers and sources', () => {
   it("takes a defaults' method override over the tenant's base value", () => {
     const limits = resolveLimits(layered, { tenant: 'acme', method: 'tools/call' });
     expect(limits.request.maxMessageBytes).toEqual({
-      bytes: 3 * MiB,
+      value: 3 * MiB,
       source: 'limits.methods.tools/call.request.maxMessageBytes',
     });
   });
@@ -93,7 +94,7 @@ describe('resolveLimits: layers and sources', () => {
   it('takes a tool override over every method and base layer', () => {
     const limits = resolveLimits(layered, { tenant: 'beta', method: 'tools/call', tool: 'export' });
     expect(limits.response.maxMessageBytes).toEqual({
-      bytes: 16 * MiB,
+      value: 16 * MiB,
       source: 'limits.tools.export.response.maxMessageBytes',
     });
     // Keys the tool block leaves unset come from the method layer, then the base.
@@ -109,7 +110,7 @@ describe('resolveLimits: layers and sources', () => {
       tool: 'export',
       response: {
         maxMessageBytes: {
-          bytes: 24 * MiB,
+          value: 24 * MiB,
           source: 'tenants.acme.limits.tools.export.response.maxMessageBytes',
         },
       },
@@ -131,7 +132,7 @@ describe('resolveLimits: layers and sources', () => {
   it('does not mistake names of Object.prototype members for configured overrides', () => {
     const limits = resolveLimits(layered, { tenant: 'constructor', method: 'toString', tool: '__proto__' });
     expect(limits.response.maxMessageBytes).toEqual({
-      bytes: 4 * MiB,
+      value: 4 * MiB,
       source: 'limits.response.maxMessageBytes',
     });
     expect(limits.mode.source).toBe('limits.mode');
@@ -141,21 +142,22 @@ describe('resolveLimits: layers and sources', () => {
     const limits = resolveLimits({ defaults: {}, tenants: {} }, { tenant: 'default' });
     expect(limits.mode).toEqual({ value: 'enforce', source: 'built-in default' });
     expect(limits.request.maxBodyBytes).toEqual({
-      bytes: BUILTIN_CEILINGS.requestMaxBodyBytes,
+      value: BUILTIN_CEILINGS['request.maxBodyBytes'],
       source: 'built-in default',
     });
     expect(limits.request.maxMessageBytes).toEqual({
-      bytes: BUILTIN_CEILINGS.requestMaxMessageBytes,
+      value: BUILTIN_CEILINGS['request.maxMessageBytes'],
       source: 'built-in default',
     });
     expect(limits.response.maxMessageBytes).toEqual({
-      bytes: BUILTIN_CEILINGS.responseMaxMessageBytes,
+      value: BUILTIN_CEILINGS['response.maxMessageBytes'],
       source: 'built-in default',
     });
     expect(BUILTIN_CEILINGS).toEqual({
-      requestMaxBodyBytes: 4 * MiB,
-      requestMaxMessageBytes: 1 * MiB,
-      responseMaxMessageBytes: 4 * MiB,
+      'request.maxBodyBytes': 4 * MiB,
+      'request.maxMessageBytes': 1 * MiB,
+      'request.maxBatchMessages': 10_000,
+      'response.maxMessageBytes': 4 * MiB,
     });
   });
 });
@@ -169,16 +171,16 @@ describe('resolveLimits: 0 means no ceiling, hardMaxBytes caps everything', () =
     tenants: { acme: { limits: { tools: { big: { response: { maxMessageBytes: 0 } } } } } },
   };
 
-  it('turns 0 into bytes: null at whatever layer wins', () => {
+  it('turns 0 into value: null at whatever layer wins', () => {
     expect(resolveLimits(unbounded, { tenant: 'x' }).response.maxMessageBytes).toEqual({
-      bytes: null,
+      value: null,
       source: 'limits.response.maxMessageBytes',
     });
     expect(resolveLimits(unbounded, { tenant: 'acme', tool: 'big' }).response.maxMessageBytes).toEqual({
-      bytes: null,
+      value: null,
       source: 'tenants.acme.limits.tools.big.response.maxMessageBytes',
     });
-    expect(resolveLimits(unbounded, { tenant: 'x', tool: 'big' }).response.maxMessageBytes.bytes).toBe(
+    expect(resolveLimits(unbounded, { tenant: 'x', tool: 'big' }).response.maxMessageBytes.value).toBe(
       64 * MiB,
     );
   });
@@ -186,16 +188,16 @@ describe('resolveLimits: 0 means no ceiling, hardMaxBytes caps everything', () =
   it('clamps "no ceiling" and larger ceilings to hardMaxBytes and says where the value was clamped from', () => {
     const capped: LimitPolicy = { ...unbounded, defaults: { ...unbounded.defaults, hardMaxBytes: 32 * MiB } };
     expect(resolveLimits(capped, { tenant: 'acme', tool: 'big' }).response.maxMessageBytes).toEqual({
-      bytes: 32 * MiB,
+      value: 32 * MiB,
       source: 'limits.hardMaxBytes (clamped from tenants.acme.limits.tools.big.response.maxMessageBytes)',
     });
     expect(resolveLimits(capped, { tenant: 'x', tool: 'big' }).response.maxMessageBytes).toEqual({
-      bytes: 32 * MiB,
+      value: 32 * MiB,
       source: 'limits.hardMaxBytes (clamped from limits.tools.big.response.maxMessageBytes)',
     });
     // Values under the cap are untouched.
     expect(resolveLimits(capped, { tenant: 'x' }).request.maxMessageBytes).toEqual({
-      bytes: 1 * MiB,
+      value: 1 * MiB,
       source: 'built-in default',
     });
   });
@@ -203,14 +205,14 @@ describe('resolveLimits: 0 means no ceiling, hardMaxBytes caps everything', () =
   it('clamps built-in defaults too', () => {
     const tiny: LimitPolicy = { defaults: { hardMaxBytes: 1000 }, tenants: {} };
     expect(resolveLimits(tiny, { tenant: 'x' }).request.maxBodyBytes).toEqual({
-      bytes: 1000,
+      value: 1000,
       source: 'limits.hardMaxBytes (clamped from built-in default)',
     });
   });
 
   it('ignores a hardMaxBytes set in a tenant layer (it is global)', () => {
     const policy: LimitPolicy = { defaults: {}, tenants: { acme: { limits: { hardMaxBytes: 10 } } } };
-    expect(resolveLimits(policy, { tenant: 'acme' }).response.maxMessageBytes.bytes).toBe(4 * MiB);
+    expect(resolveLimits(policy, { tenant: 'acme' }).response.maxMessageBytes.value).toBe(4 * MiB);
   });
 });
 
@@ -224,7 +226,7 @@ describe('largest reachable ceilings', () => {
   it('is the base ceiling when nothing overrides it', () => {
     const plain: LimitPolicy = { defaults: { response: { maxMessageBytes: 2 * MiB } }, tenants: {} };
     expect(maxResponseCeiling(plain, 'x')).toBe(2 * MiB);
-    expect(maxRequestMessageCeiling(plain, 'x')).toBe(BUILTIN_CEILINGS.requestMaxMessageBytes);
+    expect(maxRequestMessageCeiling(plain, 'x')).toBe(BUILTIN_CEILINGS['request.maxMessageBytes']);
   });
 
   it('sees a method override that raises the ceiling, and one set only by the tenant', () => {
@@ -260,9 +262,43 @@ describe('largest reachable ceilings', () => {
     const max = maxResponseCeiling(layered, 'acme') ?? Number.POSITIVE_INFINITY;
     for (const method of [undefined, 'tools/list', 'tools/call', 'resources/read']) {
       for (const tool of [undefined, 'export', 'upload', 'other']) {
-        const bytes = resolveLimits(layered, { tenant: 'acme', method, tool }).response.maxMessageBytes.bytes;
+        const bytes = resolveLimits(layered, { tenant: 'acme', method, tool }).response.maxMessageBytes.value;
         expect(bytes ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(max);
       }
     }
+  });
+});
+
+describe('resolved limits are cached per policy', () => {
+  it('the same query on the same policy is resolved once; a new policy (a reload) resolves anew', () => {
+    const policy: LimitPolicy = { defaults: { response: { maxMessageBytes: 100 } }, tenants: {} };
+    const first = resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't' });
+    expect(resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't' })).toBe(first);
+    expect(Object.isFrozen(first.response.maxMessageBytes)).toBe(true);
+    expect(resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: undefined })).not.toBe(first);
+    const reloaded: LimitPolicy = { defaults: { response: { maxMessageBytes: 200 } }, tenants: {} };
+    expect(
+      resolveLimits(reloaded, { tenant: 'a', method: 'tools/call', tool: 't' }).response.maxMessageBytes
+        .value,
+    ).toBe(200);
+  });
+
+  it('names from the wire cannot grow it without bound, and still resolve right', () => {
+    const policy: LimitPolicy = {
+      defaults: {
+        response: { maxMessageBytes: 100 },
+        tools: { big: { response: { maxMessageBytes: 1000 } } },
+      },
+      tenants: {},
+    };
+    for (let i = 0; i < 10_000; i++)
+      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: `t${i}` });
+    expect(
+      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 'big' }).response.maxMessageBytes
+        .value,
+    ).toBe(1000);
+    expect(
+      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't1' }).response.maxMessageBytes.value,
+    ).toBe(100);
   });
 });

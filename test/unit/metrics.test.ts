@@ -93,9 +93,9 @@ function violation(over: Partial<LimitViolation>): LimitViolation {
   return {
     limit: 'response.maxMessageBytes',
     direction: 'response',
-    limitBytes: 1000,
-    observedBytes: 2000,
-    observedBytesIsLowerBound: false,
+    limitValue: 1000,
+    observedValue: 2000,
+    observedIsLowerBound: false,
     tenant: 'acme',
     method: 'tools/call',
     tool: 'export',
@@ -297,7 +297,7 @@ describe('exchange-level calls', () => {
     const metrics = newMetrics();
     metrics.exchangeFinished({ tenant: 'acme', httpMethod: 'POST', status: 200, outcome: 'forwarded' });
     metrics.exchangeFinished({ tenant: 'acme', httpMethod: 'POST', status: 200, outcome: 'forwarded' });
-    metrics.exchangeFinished({ tenant: 'acme', httpMethod: 'POST', status: 413, outcome: 'refused:413' });
+    metrics.exchangeFinished({ tenant: 'acme', httpMethod: 'POST', status: 413, outcome: 'refused' });
     metrics.exchangeFinished({
       tenant: 'globex',
       httpMethod: 'BREW',
@@ -308,9 +308,9 @@ describe('exchange-level calls', () => {
     expect(await requests({ tenant: 'acme', http_method: 'POST', status: '200', outcome: 'forwarded' })).toBe(
       2,
     );
-    expect(
-      await requests({ tenant: 'acme', http_method: 'POST', status: '413', outcome: 'refused:413' }),
-    ).toBe(1);
+    expect(await requests({ tenant: 'acme', http_method: 'POST', status: '413', outcome: 'refused' })).toBe(
+      1,
+    );
     expect(
       await requests({
         tenant: 'globex',
@@ -547,6 +547,41 @@ describe('cardinality', () => {
     );
   });
 
+  it('tools the upstream listed keep their label however many made-up names came first', async () => {
+    const metrics = newMetrics({ maxToolLabels: 3 });
+    const acme = metrics.observerFor('acme');
+    for (let i = 0; i < 200; i++)
+      acme.message('request', measurement({}), { method: 'tools/call', tool: `made-up-${i}` });
+    acme.toolsListed?.(['search', 'export']);
+    for (const tool of ['search', 'export', 'made-up-500'])
+      acme.message('request', measurement({}), { method: 'tools/call', tool });
+    const tools = await labelValues(metrics, METRIC_NAMES.messageBytes, 'tool');
+    expect(tools.has('search')).toBe(true);
+    expect(tools.has('export')).toBe(true);
+    expect(tools.has('made-up-500')).toBe(false);
+    // A listing shared by every tenant's observer: the guard is one per process.
+    metrics.observerFor('beta').message('request', measurement({}), { method: 'tools/call', tool: 'search' });
+    expect(
+      await histogram(metrics, METRIC_NAMES.messageBytes, {
+        direction: 'request',
+        kind: 'request',
+        method: 'tools/call',
+        tool: 'search',
+        tenant: 'beta',
+      }),
+    ).toMatchObject({ count: 1 });
+  });
+
+  it('listed tool names are bounded too (a hostile upstream listing a million tools)', async () => {
+    const metrics = newMetrics({ maxToolLabels: 5 });
+    const acme = metrics.observerFor('acme');
+    acme.toolsListed?.(Array.from({ length: 1000 }, (_, i) => `listed-${i}`));
+    for (let i = 0; i < 1000; i++)
+      acme.message('request', measurement({}), { method: 'tools/call', tool: `listed-${i}` });
+    // 5 listed, 5 admitted from the wire, and __other__.
+    expect((await labelValues(metrics, METRIC_NAMES.messageBytes, 'tool')).size).toBe(11);
+  });
+
   it('tenant labels are exactly the values the proxy passes', async () => {
     const metrics = newMetrics();
     for (const tenant of ['acme', 'globex', 'acme']) {
@@ -603,6 +638,18 @@ describe('the exposition', () => {
     for (const line of edgeLines) expect(line).toContain(`upstream="${UPSTREAM}"`);
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('nodejs_eventloop_lag_seconds');
+  });
+
+  it('never shows credentials of upstream.url in the upstream label', async () => {
+    const metrics = createEdgeMetrics({
+      upstream: 'http://user:s3cret-pw@127.0.0.1:3000/mcp',
+      collectDefault: false,
+    });
+    metrics.exchangeFinished({ tenant: 'acme', httpMethod: 'POST', status: 200, outcome: 'forwarded' });
+    const text = await metrics.registry.metrics();
+    expect(text).not.toContain('s3cret-pw');
+    expect(text).not.toContain('user:');
+    expect(text).toContain('upstream="http://<redacted>@127.0.0.1:3000/mcp"');
   });
 
   it('has every family of the metrics contract, with base units and _total counters', async () => {

@@ -1,0 +1,31 @@
+// The byte values the core's scanners look for, named once, and the small predicates every scanner shares.
+
+export const TAB = 0x09;
+export const LF = 0x0a;
+export const CR = 0x0d;
+export const SPACE = 0x20;
+export const QUOTE = 0x22;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_BRACKET = 0x5b;
+export const BACKSLASH = 0x5c;
+export const CLOSE_BRACKET = 0x5d;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+/** The UTF-8 byte order mark. */
+export const BOM = [0xef, 0xbb, 0xbf] as const;
+
+/** JSON's insignificant whitespace (RFC 8259 section 2). */
+export function isJsonWhitespace(c: number | undefined): boolean {
+  return c === SPACE || c === LF || c === CR || c === TAB;
+}
+
+/** True for the bytes of a UTF-8 byte order mark at the start. */
+export function startsWithBom(bytes: Uint8Array): boolean {
+  return bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2];
+}
+
+/** A plain JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,120 @@
+// The ceilings an operator sets: one table. The limit resolver, the config schema, `explain`, the config
+// printer, the metrics and the error contract all iterate it, so a ceiling is added here once.
+
+export type CeilingUnit = 'bytes' | 'messages';
+
+export interface CeilingSpec {
+  /** The config path under `limits` (and under every tenant's, method's and tool's block). */
+  readonly name: string;
+  readonly direction: 'request' | 'response';
+  /** The key inside the `request` or `response` block. */
+  readonly key: string;
+  readonly unit: CeilingUnit;
+  /** The value when no layer of the config sets one (0: no ceiling). */
+  readonly builtin: number;
+  /** What the error says crossed it, e.g. "Request body". */
+  readonly what: string;
+  /** What it bounds, for the docs and `explain`. */
+  readonly bounds: string;
+  /** Whether a method or tool block may set it (false for a ceiling of a whole batch, which has no one method). */
+  readonly perMethod: boolean;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/**
+ * The built-in values: 4 MiB for a request body matches the TypeScript and Python SDK servers' own request
+ * limit; 1 MiB for one request message matches nginx's default body limit; 10,000 messages in a batch is
+ * far past any client's (batches exist in 2025-03-26 only) and bounds the work one small body can ask for;
+ * 4 MiB for one response message leaves room for large tool results while bounding what the edge holds.
+ */
+export const CEILINGS = [
+  {
+    name: 'request.maxBodyBytes',
+    direction: 'request',
+    key: 'maxBodyBytes',
+    unit: 'bytes',
+    builtin: 4 * MiB,
+    what: 'Request body',
+    bounds: 'one HTTP request body (a batch counts whole)',
+    perMethod: true,
+  },
+  {
+    name: 'request.maxMessageBytes',
+    direction: 'request',
+    key: 'maxMessageBytes',
+    unit: 'bytes',
+    builtin: 1 * MiB,
+    what: 'Request message',
+    bounds: 'one JSON-RPC message from the client',
+    perMethod: true,
+  },
+  {
+    name: 'request.maxBatchMessages',
+    direction: 'request',
+    key: 'maxBatchMessages',
+    unit: 'messages',
+    builtin: 10_000,
+    what: 'Request batch',
+    bounds: 'the JSON-RPC messages in one request body (a batch)',
+    perMethod: false,
+  },
+  {
+    name: 'response.maxMessageBytes',
+    direction: 'response',
+    key: 'maxMessageBytes',
+    unit: 'bytes',
+    builtin: 4 * MiB,
+    what: 'Response message',
+    bounds: 'one JSON-RPC message towards the client (a JSON body item or one SSE event)',
+    perMethod: true,
+  },
+] as const satisfies readonly CeilingSpec[];
+
+export type Ceiling = (typeof CEILINGS)[number];
+/** A ceiling's name: its config path under `limits`. */
+export type LimitName = Ceiling['name'];
+
+const BY_NAME = new Map<string, Ceiling>(CEILINGS.map((c) => [c.name, c]));
+
+export function ceilingNamed(name: LimitName): Ceiling {
+  const ceiling = BY_NAME.get(name);
+  if (ceiling === undefined) throw new Error(`no ceiling named ${name}`);
+  return ceiling;
+}
+
+/** The ceilings of one unit (the configured-ceiling gauges are one family per unit). */
+export function ceilingsIn(unit: CeilingUnit): Ceiling[] {
+  return CEILINGS.filter((c) => c.unit === unit);
+}
+
+/** One block of ceilings as written at any layer of the config: `request` and `response` keys, already numbers. */
+export type CeilingBlock = {
+  [D in Ceiling['direction']]?: { [K in Extract<Ceiling, { direction: D }>['key']]?: number };
+};
+
+/** The value a block sets for a ceiling, if it sets one. */
+export function ceilingIn(block: CeilingBlock, ceiling: Ceiling): number | undefined {
+  const section = block[ceiling.direction] as Record<string, number | undefined> | undefined;
+  return section?.[ceiling.key];
+}
+
+/** A value of this ceiling as people read it: `1,048,576 bytes (1.00 MiB)` or `10,000 messages`. */
+export function describeCeilingValue(ceiling: Pick<Ceiling, 'unit'>, value: number): string {
+  return ceiling.unit === 'bytes' ? describeBytes(value) : `${value.toLocaleString('en-US')} messages`;
+}
+
+/** Sizes in messages: exact bytes first (what operators compare with the config), readable units after. */
+export function describeBytes(bytes: number): string {
+  const units = ['KiB', 'MiB', 'GiB'] as const;
+  let value = bytes;
+  let unit = '';
+  for (const u of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = u;
+  }
+  const exact = `${bytes.toLocaleString('en-US')} bytes`;
+  return unit === '' ? exact : `${exact} (${value.toFixed(value < 10 ? 2 : 1)} ${unit})`;
+}

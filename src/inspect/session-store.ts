@@ -1,0 +1,106 @@
+// Facts that outlive one HTTP exchange, per MCP session: the requests each side still waits on (answers
+// can arrive on a GET or a resumed stream) and the pages of each listing. A session is kept only once the
+// upstream has accepted it (a 2xx answer for its id), so made-up session ids cost nothing; the whole
+// store is bounded in sessions and in bytes, oldest session first.
+import { type ByteTally, PendingRequests, type PendingRequestsLimits } from './pending-requests.js';
+
+export interface SessionState {
+  /** Requests the client sent towards the server (answered by the server). */
+  toServer: PendingRequests;
+  /** Requests the server sent towards the client (answered by the client). */
+  toClient: PendingRequests;
+  /** Pages requested per listing method (the pagination guard). */
+  pages: Map<string, number>;
+  lastSeen: number;
+}
+
+export interface SessionStoreLimits {
+  maxSessions: number;
+  /** Bytes of remembered requests across all sessions. */
+  maxBytes: number;
+  /** Per session and direction. */
+  pending: PendingRequestsLimits;
+  /** A session not seen for this long is forgotten. */
+  ttlMs: number;
+}
+
+/** The defaults: 10,000 sessions, 64 MiB of remembered requests in all, 1,000 requests or 1 MiB per session and side. */
+export const DEFAULT_SESSION_LIMITS: SessionStoreLimits = {
+  maxSessions: 10_000,
+  maxBytes: 64 * 1024 * 1024,
+  pending: { maxEntries: 1_000, maxBytes: 1024 * 1024, ttlMs: 60 * 60 * 1000 },
+  ttlMs: 60 * 60 * 1000,
+};
+
+/** Per session: its map slot, two pending maps and the pages map (their entries are tallied apart). */
+const SESSION_OVERHEAD_BYTES = 1024;
+
+export class SessionStore {
+  readonly #sessions = new Map<string, SessionState>();
+  readonly #tally: ByteTally = { bytes: 0 };
+
+  constructor(
+    private readonly limits: SessionStoreLimits = DEFAULT_SESSION_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Bytes the store is taken to hold: remembered requests plus a fixed cost per session. */
+  get bytes(): number {
+    return this.#tally.bytes + this.#sessions.size * SESSION_OVERHEAD_BYTES;
+  }
+
+  /** The session, if the upstream has accepted it and it is still kept. Never creates one. */
+  known(sessionId: string): SessionState | undefined {
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined) return undefined;
+    if (this.now() - session.lastSeen > this.limits.ttlMs) {
+      this.forget(sessionId);
+      return undefined;
+    }
+    return session;
+  }
+
+  /** The upstream answered this session with a 2xx: keep it (or touch it), and return it. */
+  accept(sessionId: string): SessionState {
+    let session = this.#sessions.get(sessionId);
+    if (session !== undefined) {
+      this.#sessions.delete(sessionId);
+    } else {
+      session = {
+        toServer: new PendingRequests(this.limits.pending, this.now, this.#tally),
+        toClient: new PendingRequests(this.limits.pending, this.now, this.#tally),
+        pages: new Map(),
+        lastSeen: 0,
+      };
+    }
+    session.lastSeen = this.now();
+    this.#sessions.set(sessionId, session);
+    this.trim();
+    return session;
+  }
+
+  forget(sessionId: string): void {
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined) return;
+    this.#sessions.delete(sessionId);
+    session.toServer.clear();
+    session.toClient.clear();
+  }
+
+  /** Drops the least recently seen sessions while over a bound (call after remembering into a session). */
+  trim(): void {
+    const now = this.now();
+    for (const [id, session] of this.#sessions) {
+      const over =
+        this.#sessions.size > this.limits.maxSessions ||
+        this.bytes > this.limits.maxBytes ||
+        now - session.lastSeen > this.limits.ttlMs;
+      if (!over || this.#sessions.size <= 1) break;
+      this.forget(id);
+    }
+  }
+}

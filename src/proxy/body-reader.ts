@@ -1,0 +1,171 @@
+// The one place a request body is read: never past the ceiling that can apply to it, judged whole before
+// anything goes upstream. A client that sent `Expect: 100-continue` gets its 100 only once the edge knows
+// it will read the body, so a body over its ceiling gets the 413 instead.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import { edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
+import { EnvelopeHeadScanner } from '../core/json-scan.js';
+import { resolveLimits } from '../core/limits.js';
+import type { JsonRpcId, MessageSubject } from '../core/types.js';
+import { pageOverBound } from '../inspect/pagination-guard.js';
+import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
+import type { EdgeContext } from './edge-context.js';
+import { EdgeError } from './edge-error.js';
+import { type Exchange, holdBounds, judgeContext } from './exchange.js';
+import { headerValue, isJson } from './headers.js';
+
+/** How much of a refused body is read and dropped (never held) so the client sees the 413. */
+const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
+const DISCARD_GRACE_MS = 2_000;
+
+/** Mcp-Method / Mcp-Name (protocol 2026-07-28) let a per-tool ceiling apply before the body is read. */
+function subjectFromHeaders(headers: IncomingHttpHeaders): MessageSubject {
+  const method = headerValue(headers, 'mcp-method');
+  const name = headerValue(headers, 'mcp-name');
+  return { method, tool: method === 'tools/call' ? name : undefined };
+}
+
+/**
+ * After a refusal, the rest of a body is read and thrown away for a short while, so the client can
+ * receive the answer instead of a connection reset; then the connection is closed.
+ */
+export function discardRest(payload: Readable): void {
+  let discarded = 0;
+  const close = () => payload.destroy();
+  const timer = setTimeout(close, DISCARD_GRACE_MS);
+  timer.unref();
+  payload.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_MAX_BYTES) close();
+  });
+  payload.on('error', () => {});
+  payload.once('close', () => clearTimeout(timer));
+  payload.resume();
+}
+
+function refuseBody(
+  exchange: Exchange,
+  ceiling: number,
+  observed: number,
+  lowerBound: boolean,
+  hint: MessageSubject,
+  id: JsonRpcId | undefined,
+): EdgeError {
+  const v = bodyViolation(exchange, ceiling, observed, lowerBound, hint, id);
+  exchange.observer.limitExceeded(v, 'rejected');
+  const answer = requestRefusal(v);
+  // The rest of the body is not read: the connection cannot be reused.
+  answer.headers.connection = 'close';
+  return new EdgeError(answer);
+}
+
+/** Checks what the headers say about a body before a byte of it is read. */
+function refusalByHeaders(request: FastifyRequest): EdgeError | undefined {
+  // The transport carries JSON-RPC as application/json; anything else is not the upstream's to parse.
+  const contentType = headerValue(request.headers, 'content-type');
+  if (!isJson(contentType)) {
+    return new EdgeError(
+      edgeRefusal(
+        415,
+        'invalid_request',
+        `Unsupported Content-Type "${contentType ?? ''}": MCP requests are application/json`,
+      ),
+    );
+  }
+  const coding = headerValue(request.headers, 'content-encoding');
+  if (coding !== undefined && coding.toLowerCase() !== 'identity') {
+    return new EdgeError(
+      edgeRefusal(
+        415,
+        'invalid_request',
+        `Unsupported Content-Encoding "${coding}": mcp-edge accepts identity request bodies`,
+      ),
+    );
+  }
+  return undefined;
+}
+
+/** Reads up to `ceiling` bytes (null: no ceiling); past it, refuses with the id recovered from the start. */
+function readUpTo(
+  payload: Readable,
+  ceiling: number | null,
+  onOver: (size: number, id: JsonRpcId | undefined) => EdgeError,
+): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      chunks.push(chunk);
+      if (ceiling === null || size <= ceiling) return;
+      // Stop holding here: the id is recovered only if it came early in the body.
+      payload.off('data', onData);
+      payload.off('end', onEnd);
+      discardRest(payload);
+      const scanner = new EnvelopeHeadScanner();
+      for (const c of chunks) scanner.push(c);
+      reject(onOver(size, scanner.snapshot().id));
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks, size));
+    payload.on('data', onData);
+    payload.once('end', onEnd);
+    payload.once('error', (err: Error) => {
+      // A broken body (bad chunk framing, a client that left) is the client's, never an edge failure.
+      reject(
+        new EdgeError(
+          edgeRefusal(400, 'invalid_request', `The request body could not be read: ${err.message}`),
+        ),
+      );
+    });
+  });
+}
+
+export async function readBoundedBody(
+  ctx: EdgeContext,
+  request: FastifyRequest,
+  payload: Readable,
+): Promise<Buffer> {
+  const exchange = request.edge;
+  // Not the MCP endpoint (a 404 follows): the body is not read, let alone forwarded.
+  if (exchange === undefined) {
+    discardRest(payload);
+    return Buffer.alloc(0);
+  }
+  const refusal = refusalByHeaders(request);
+  if (refusal !== undefined) {
+    discardRest(payload);
+    throw refusal;
+  }
+  const hint = subjectFromHeaders(request.headers);
+  const ceiling =
+    hint.method !== undefined
+      ? resolveLimits(exchange.runtime.policy, { tenant: exchange.tenant, ...hint }).request.maxBodyBytes
+          .value
+      : holdBounds(exchange.runtime, exchange.tenant).requestBody;
+  const enforced = exchange.mode === 'enforce' ? ceiling : null;
+  const declared = Number(headerValue(request.headers, 'content-length') ?? Number.NaN);
+  if (enforced !== null && Number.isFinite(declared) && declared > enforced) {
+    discardRest(payload);
+    throw refuseBody(exchange, enforced, declared, false, hint, undefined);
+  }
+  // The edge meets the client's expectation itself: the upstream gets a whole body and no Expect header.
+  request.sendContinue?.();
+  const body = await readUpTo(payload, enforced, (size, id) =>
+    refuseBody(exchange, enforced ?? 0, size, true, hint, id),
+  );
+  exchange.requestBytes = body.length;
+  const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
+  if (!verdict.ok) throw new EdgeError(verdict.refusal);
+  const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
+  const session = exchange.sessionId !== undefined ? ctx.sessions.known(exchange.sessionId) : undefined;
+  if (listing !== undefined && session !== undefined) {
+    const bound = exchange.runtime.maxPagesPerListing;
+    const page = pageOverBound(session.pages, listing, bound);
+    if (page !== undefined) {
+      exchange.outcome = 'pagination_bound';
+      throw new EdgeError(paginationBoundAnswer(listing.id, listing.method, page, bound));
+    }
+  }
+  return body;
+}

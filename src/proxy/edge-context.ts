@@ -1,0 +1,46 @@
+// What the stages of the shell share: the config it started with, the logger and metrics, the session
+// store, and the streams being relayed (so shutdown can end them). Built once per edge server.
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { EdgeConfig } from '../config/schema.js';
+import type { JsonRpcErrorMessage } from '../core/errors.js';
+import type { SessionStore } from '../inspect/session-store.js';
+import type { EdgeMetrics } from '../metrics/edge-metrics.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { Exchange } from './exchange.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set in onRequest for the MCP endpoint; other routes (health, 404) are not exchanges. */
+    edge: Exchange | undefined;
+    /** Set for a request that sent `Expect: 100-continue`: the body reader calls it once it will read the body. */
+    sendContinue: (() => void) | undefined;
+  }
+}
+
+/** An SSE stream being relayed, so shutdown can end it cleanly. */
+export interface RelayedStream {
+  longLived: boolean;
+  /** Ends the stream: waiting requests get errors, the client's stream ends well-formed. */
+  finish(detail: string, outcome: 'shutdown'): void;
+}
+
+export interface EdgeContext {
+  config: EdgeConfig;
+  log: Logger;
+  metrics: EdgeMetrics | undefined;
+  sessions: SessionStore;
+  streams: Set<RelayedStream>;
+  upstream: Upstream;
+}
+
+/** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */
+export function answerUpstream(ctx: EdgeContext, exchange: Exchange, messages: JsonRpcErrorMessage[]): void {
+  for (const message of messages) ctx.upstream.send(exchange.sessionId, message);
+}
+
+/** The exchange of a request routed to the proxy (onRequest has created it, or refused the request). */
+export function exchangeOf(request: FastifyRequest): Exchange {
+  if (request.edge === undefined) throw new Error('a proxied request without an exchange');
+  return request.edge;
+}

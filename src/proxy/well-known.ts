@@ -1,0 +1,276 @@
+// OAuth-protected upstreams through the edge (MCP authorization, RFC 9728 and RFC 8414).
+//
+// An MCP client that meets a 401 discovers the authorization server from the resource it called: the
+// protected-resource metadata at /.well-known/oauth-protected-resource[/<path>] (named by the 401's
+// `WWW-Authenticate: Bearer resource_metadata="..."`), then the authorization server's metadata at
+// /.well-known/oauth-authorization-server[/<path>] or /.well-known/openid-configuration[/<path>]. The client
+// has called the edge, so all of this must be answered at the edge's address:
+//
+// - The discovery documents are passed through from the upstream's origin (upstream.oauth.discovery).
+// - Paths listed in upstream.oauth.paths (the authorization server's /authorize, /token, /register when the
+//   MCP server is its own authorization server) are passed through unchanged, with everything below them.
+//
+// This is the one place mcp-edge rewrites something it relays, and it rewrites exactly two values, neither of
+// them an MCP message: the `resource` of the protected-resource metadata, and the `resource_metadata` URL in a
+// WWW-Authenticate challenge. Both name the resource's own address, which for the client is the edge: a client
+// must check that `resource` is the URL it called (RFC 9728 section 3.3) and cannot reach the upstream's
+// address. Nothing else is rewritten: the authorization server's metadata (issuer, endpoints) is the
+// authorization server's identity, to which its tokens are bound; an authorization server on the upstream must
+// therefore be configured with its public (the edge's) issuer URL, and the upstream must accept tokens whose
+// audience (`resource`) is the edge's public URL.
+//
+// The edge's public URL is server.publicUrl, or else http:// and the request's Host header (checked against
+// server.allowedHosts). X-Forwarded-* headers are not consulted: set server.publicUrl behind a proxy that
+// terminates TLS.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EdgeConfig } from '../config/schema.js';
+import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import { upstreamFailureAnswer } from './edge-error.js';
+import { headerValue } from './headers.js';
+import { hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
+import { type PlainAnswer, PlainForwardError, plainForward } from './plain-forward.js';
+
+export const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
+const DISCOVERY_DOCUMENTS = [
+  PROTECTED_RESOURCE,
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+] as const;
+/** Requests to the authorization server's own endpoints are small forms and JSON documents. */
+export const OAUTH_MAX_BODY_BYTES = 64 * 1024;
+const PASSED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+function within(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/** The suffix a resource path gives a well-known URL: "" for "/", else the path without a trailing "/". */
+function resourceSuffix(path: string): string {
+  return path === '/' ? '' : path.replace(/\/$/, '');
+}
+
+export function isDiscoveryPath(path: string): boolean {
+  return DISCOVERY_DOCUMENTS.some((document) => within(path, document));
+}
+
+/**
+ * The upstream path of a discovery document asked of the edge, or undefined when the edge serves no such
+ * document. The edge serves one resource, its MCP endpoint: the protected-resource metadata of listen.path is
+ * the upstream's for its own path (and the bare document is the bare one). Authorization-server documents
+ * keep their path (its suffix is the issuer's path, not the resource's).
+ */
+export function upstreamDiscoveryPath(
+  path: string,
+  listenPath: string,
+  upstreamPath: string,
+): string | undefined {
+  if (!within(path, PROTECTED_RESOURCE)) return isDiscoveryPath(path) ? path : undefined;
+  if (path === PROTECTED_RESOURCE + resourceSuffix(listenPath))
+    return PROTECTED_RESOURCE + resourceSuffix(upstreamPath);
+  if (path === PROTECTED_RESOURCE) return PROTECTED_RESOURCE;
+  return undefined;
+}
+
+const HOST_PATTERN = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** The edge's public origin: server.publicUrl, else http:// and a well-formed Host header; undefined when neither. */
+export function publicOrigin(publicUrl: string | undefined, host: string | undefined): string | undefined {
+  if (publicUrl !== undefined) return publicUrl;
+  if (host === undefined || !HOST_PATTERN.test(host)) return undefined;
+  return new URL(`http://${host}`).origin;
+}
+
+/** The resource the edge is: its public MCP endpoint URL. */
+export function resourceUrl(origin: string, listenPath: string): string {
+  return `${origin}${listenPath}`;
+}
+
+/** Where the edge serves that resource's metadata. */
+export function resourceMetadataUrl(origin: string, listenPath: string): string {
+  return `${origin}${PROTECTED_RESOURCE}${resourceSuffix(listenPath)}`;
+}
+
+/** Protected-resource metadata with its `resource` set to the edge's; undefined when the body is not such a document. */
+export function rewriteResourceMetadata(body: Buffer, resource: string): Buffer | undefined {
+  let document: unknown;
+  try {
+    document = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) return undefined;
+  const metadata = document as Record<string, unknown>;
+  if (typeof metadata.resource !== 'string') return undefined;
+  return Buffer.from(JSON.stringify({ ...metadata, resource }));
+}
+
+const RESOURCE_METADATA_PARAM = /(\bresource_metadata\s*=\s*)(?:"([^"]*)"|([^\s,"]+))/gi;
+
+/**
+ * A WWW-Authenticate value with a `resource_metadata` URL on the upstream's origin replaced by the edge's own
+ * metadata URL (other URLs are left alone). `addIfMissing` (the edge's own Bearer challenge) adds the parameter.
+ */
+export function rewriteChallenge(
+  value: string,
+  options: { upstreamOrigin: string; metadataUrl: string; addIfMissing: boolean },
+): string {
+  let found = false;
+  const rewritten = value.replace(
+    RESOURCE_METADATA_PARAM,
+    (whole, prefix: string, quoted?: string, bare?: string) => {
+      found = true;
+      const url = quoted ?? bare ?? '';
+      const onUpstream = URL.canParse(url) && new URL(url).origin === options.upstreamOrigin;
+      return onUpstream ? `${prefix}"${options.metadataUrl}"` : whole;
+    },
+  );
+  if (found || !options.addIfMissing || !/^\s*Bearer(\s|$)/i.test(value)) return rewritten;
+  const parameter = `resource_metadata="${options.metadataUrl}"`;
+  return /^\s*Bearer\s*$/i.test(value) ? `Bearer ${parameter}` : `${value}, ${parameter}`;
+}
+
+/** What the OAuth routes tell the rest of the edge. */
+export interface OAuthRoutes {
+  /** A path these routes serve (CORS applies to them as to the MCP endpoint). */
+  serves(path: string): boolean;
+  /** Swap the reloadable settings (server.*); upstream.oauth needs a restart, like all of upstream. */
+  replace(next: EdgeConfig): void;
+}
+
+/**
+ * Registers the discovery and pass-through routes, and the WWW-Authenticate rewrite on the MCP endpoint's
+ * responses. Call before the proxy is registered, so the hook applies to its routes.
+ */
+export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConfig): Promise<OAuthRoutes> {
+  let current = config;
+  const { discovery, paths } = config.upstream.oauth;
+  const listenPath = config.listen.path;
+  const upstream = new URL(config.upstream.url);
+  const withheld = config.tenancy.resolve.flatMap((r) => ('apiKey' in r ? [r.apiKey.header] : []));
+  const serves = (path: string) =>
+    (discovery && isDiscoveryPath(path)) || paths.some((prefix) => within(path, prefix));
+
+  const surface: OAuthRoutes = {
+    serves,
+    replace(next) {
+      current = next;
+    },
+  };
+  const send = (reply: FastifyReply, answer: EdgeHttpError) =>
+    reply.code(answer.status).headers(answer.headers).send(answer.body);
+
+  // Synchronous (a callback hook): an async onSend would let a relayed stream flow before Fastify pipes it.
+  const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown => {
+    if (!discovery || pathOf(request.raw.url) !== listenPath) return payload;
+    const challenge = reply.getHeader('www-authenticate');
+    if (challenge === undefined) return payload;
+    const origin = publicOrigin(current.server.publicUrl, headerValue(request.headers, 'host'));
+    if (origin === undefined) return payload;
+    const options = {
+      upstreamOrigin: upstream.origin,
+      metadataUrl: resourceMetadataUrl(origin, listenPath),
+      // A challenge the edge wrote itself (its tenancy refused the request) also names the metadata.
+      addIfMissing: request.edge !== undefined && request.edge.upstreamStatus === undefined,
+    };
+    const values = Array.isArray(challenge) ? challenge : [String(challenge)];
+    const rewritten = values.map((value) => rewriteChallenge(value, options));
+    reply.header('www-authenticate', rewritten.length === 1 ? rewritten[0] : rewritten);
+    return payload;
+  };
+  app.addHook('onSend', (request, reply, payload, done) => done(null, onSend(request, reply, payload)));
+
+  if (!discovery && paths.length === 0) return surface;
+
+  async function passThrough(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const started = process.hrtime.bigint();
+    const settings = current;
+    const path = pathOf(request.raw.url);
+    const refusal = hostOriginRefusal(settings.server, request.headers);
+    if (refusal !== undefined) return send(reply, refusal);
+    const isDocument = isDiscoveryPath(path);
+    const upstreamPath = isDocument ? upstreamDiscoveryPath(path, listenPath, upstream.pathname) : path;
+    const target =
+      upstreamPath === undefined
+        ? undefined
+        : new URL(upstreamPath + queryOf(request.raw.url), upstream.origin);
+    // No dot segments, nor encoded separators or dots, that could leave the route once resolved (to the MCP
+    // endpoint, say), here or by an upstream that decodes them.
+    if (target === undefined || target.pathname !== upstreamPath || /%(2f|5c|2e)/i.test(path)) {
+      return send(
+        reply,
+        edgeRefusal(404, 'invalid_request', `Not found: mcp-edge serves MCP at ${listenPath}, not ${path}`),
+      );
+    }
+    const isResourceMetadata = isDocument && within(path, PROTECTED_RESOURCE) && request.method === 'GET';
+    const origin = publicOrigin(settings.server.publicUrl, headerValue(request.headers, 'host'));
+    if (isResourceMetadata && origin === undefined) {
+      return send(
+        reply,
+        edgeRefusal(400, 'invalid_request', 'mcp-edge cannot name its public URL: set server.publicUrl'),
+      );
+    }
+    let answer: PlainAnswer;
+    try {
+      answer = await plainForward(settings, target, {
+        method: request.method,
+        headers: request.headers,
+        body: Buffer.isBuffer(request.body) ? request.body : undefined,
+        // Discovery documents are public; the authorization server's endpoints take client credentials.
+        credentials: !isDocument,
+        withheld,
+      });
+    } catch (err) {
+      const failure =
+        err instanceof PlainForwardError ? err : new PlainForwardError('unreachable', String(err));
+      request.log.warn({ http: request.method, path, err: failure.message }, 'oauth pass-through failed');
+      return send(
+        reply,
+        upstreamFailureAnswer(
+          settings,
+          failure.kind === 'timeout' ? 'timeout' : failure.kind === 'too_large' ? 'failed' : 'unreachable',
+          null,
+          failure.message,
+        ),
+      );
+    }
+    let body = answer.body;
+    if (isResourceMetadata && origin !== undefined && answer.status === 200) {
+      body = rewriteResourceMetadata(body, resourceUrl(origin, listenPath)) ?? body;
+    }
+    request.log.info(
+      {
+        http: request.method,
+        path,
+        status: answer.status,
+        rewritten: body !== answer.body || undefined,
+        durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10,
+      },
+      'oauth pass-through',
+    );
+    return reply.code(answer.status).headers(answer.headers).send(body);
+  }
+
+  await app.register(async (scope) => {
+    // These routes read their (small) bodies whole and pass them on as they are.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: OAUTH_MAX_BODY_BYTES },
+      (_request, body, done) => done(null, body),
+    );
+    const routes: { url: string; methods: readonly string[] }[] = [];
+    if (discovery) {
+      for (const document of DISCOVERY_DOCUMENTS) {
+        routes.push(
+          { url: document, methods: ['GET', 'OPTIONS'] },
+          { url: `${document}/*`, methods: ['GET', 'OPTIONS'] },
+        );
+      }
+    }
+    for (const prefix of paths) {
+      routes.push({ url: prefix, methods: PASSED_METHODS }, { url: `${prefix}/*`, methods: PASSED_METHODS });
+    }
+    for (const { url, methods } of routes) scope.route({ method: [...methods], url, handler: passThrough });
+  });
+  return surface;
+}

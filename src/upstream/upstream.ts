@@ -1,0 +1,32 @@
+// Where admitted exchanges go. The shell admits a request, reads and judges its body, and hands the exchange
+// to an Upstream; the upstream answers with a status, headers and a body stream (deliver), or a failure
+// (fail). The relays judge what comes back, whatever kind of upstream it came from.
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { UpstreamFailureKind } from '../core/errors.js';
+
+/** An upstream's answer to one exchange, before the edge has looked at its body. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: Readable;
+}
+
+/** What the shell does with an upstream's answers: the response relay, and the one failure answer. */
+export interface UpstreamSink {
+  /** The upstream's answer; the upstream has set its status and client-facing headers on the reply. */
+  deliver(request: FastifyRequest, reply: FastifyReply, response: UpstreamResponse): void;
+  /** The upstream could not answer: the client gets a 502/504 for its id; `detail` goes to the log. */
+  fail(reply: FastifyReply, kind: Exclude<UpstreamFailureKind, 'failed'>, detail: string): void;
+}
+
+export interface Upstream {
+  /** How metrics and logs name the upstream: never a credential or an argument. */
+  readonly label: string;
+  /** Routes the MCP endpoint's POST, GET and DELETE to this upstream; every answer goes to the sink. */
+  register(app: FastifyInstance, sink: UpstreamSink): Promise<void>;
+  /** Sends a JSON-RPC message of the edge's own (the error for a server request it dropped) into a session. */
+  send(sessionId: string | undefined, message: object): void;
+  /** Readiness: can the upstream be reached now? */
+  ready(): Promise<boolean>;
+}

@@ -1,0 +1,140 @@
+// The ceilings table and its first count ceiling, request.maxBatchMessages, without sockets.
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
+import { limitErrorMessage } from '../../src/core/errors.js';
+import { resolveLimits } from '../../src/core/limits.js';
+import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
+import type { JudgeContext } from '../../src/inspect/message-verdict.js';
+import { ExchangeSummary } from '../../src/inspect/observer.js';
+import { judgeRequestBody } from '../../src/inspect/request-body.js';
+
+function batch(n: number): Uint8Array {
+  const one = '{"jsonrpc":"2.0","method":"notifications/x"}';
+  return new TextEncoder().encode(`[${Array.from({ length: n }, () => one).join(',')}]`);
+}
+
+function requestContext(policy: LimitPolicy, mode: LimitMode, summary: ExchangeSummary): JudgeContext {
+  return {
+    direction: 'request',
+    tenant: 'default',
+    policy,
+    mode,
+    observer: summary,
+    answered: undefined,
+    answeredInSession: undefined,
+    remember: undefined,
+  };
+}
+
+const policy: LimitPolicy = {
+  defaults: { request: { maxBodyBytes: 64 * 1024 * 1024, maxMessageBytes: 1024 * 1024 } },
+  tenants: {},
+};
+
+describe('request.maxBatchMessages', () => {
+  it('refuses a 100,000-message batch before parsing any of its messages, with the contract error', () => {
+    const summary = new ExchangeSummary();
+    const verdict = judgeRequestBody(requestContext(policy, 'enforce', summary), batch(100_000));
+    expect(verdict.ok).toBe(false);
+    if (verdict.ok) return;
+    expect(verdict.refusal.status).toBe(413);
+    expect(JSON.parse(verdict.refusal.body)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message:
+          'Request batch is 100,000 messages, over the request.maxBatchMessages limit of 10,000 messages set by the mcp-edge operator for tenant "default"',
+        data: {
+          reason: 'limit_exceeded',
+          direction: 'request',
+          limit: 'request.maxBatchMessages',
+          limitMessages: 10_000,
+          observedMessages: 100_000,
+          observedMessagesIsLowerBound: false,
+          tenant: 'default',
+          enforcedBy: 'mcp-edge',
+        },
+      },
+    });
+    // Not one message was measured: the batch was counted from its structure.
+    expect(summary.requestMessages).toBe(0);
+    expect(summary.violations).toEqual([
+      { limit: 'request.maxBatchMessages', action: 'rejected', observed: 100_000, id: null },
+    ]);
+  });
+
+  it('passes a batch at the ceiling, and in observe mode records one over it and forwards it', () => {
+    expect(judgeRequestBody(requestContext(policy, 'enforce', new ExchangeSummary()), batch(10_000)).ok).toBe(
+      true,
+    );
+    const observing = new ExchangeSummary();
+    expect(judgeRequestBody(requestContext(policy, 'observe', observing), batch(10_001)).ok).toBe(true);
+    expect(observing.violations).toEqual([
+      { limit: 'request.maxBatchMessages', action: 'observed', observed: 10_001, id: null },
+    ]);
+  });
+
+  it('is set per tenant (0: no ceiling), never per method or tool: a batch has no one method', () => {
+    const { config } = parseConfigText(
+      [
+        'upstream: { url: http://127.0.0.1:3000/mcp }',
+        'limits: { request: { maxBatchMessages: 50 } }',
+        'tenants: { acme: { limits: { request: { maxBatchMessages: 0 } } } }',
+      ].join('\n'),
+      'edge.yaml',
+      {},
+    );
+    expect(config.limits.request.maxBatchMessages).toBe(50);
+    const tenantPolicy: LimitPolicy = {
+      defaults: config.limits,
+      tenants: config.tenants as LimitPolicy['tenants'],
+    };
+    expect(resolveLimits(tenantPolicy, { tenant: 'default' }).request.maxBatchMessages).toEqual({
+      value: 50,
+      source: 'limits.request.maxBatchMessages',
+    });
+    expect(resolveLimits(tenantPolicy, { tenant: 'acme' }).request.maxBatchMessages.value).toBeNull();
+    expect(() =>
+      parseConfigText(
+        'upstream: { url: http://127.0.0.1:3000/mcp }\nlimits: { tools: { t: { request: { maxBatchMessages: 5 } } } }',
+        'edge.yaml',
+        {},
+      ),
+    ).toThrow(/maxBatchMessages/);
+    expect(() =>
+      parseConfigText(
+        'upstream: { url: http://127.0.0.1:3000/mcp }\nlimits: { request: { maxBatchMessages: 1KiB } }',
+        'edge.yaml',
+        {},
+      ),
+    ).toThrow(/whole number of messages/);
+  });
+});
+
+describe('the table', () => {
+  it('every ceiling has a unique config path, a unit and a built-in value, and errors speak its unit', () => {
+    expect(new Set(CEILINGS.map((c) => c.name)).size).toBe(CEILINGS.length);
+    for (const c of CEILINGS) expect(c.name).toBe(`${c.direction}.${c.key}`);
+    expect(describeCeilingValue({ unit: 'messages' }, 1234)).toBe('1,234 messages');
+    expect(describeCeilingValue({ unit: 'bytes' }, 2048)).toBe('2,048 bytes (2.00 KiB)');
+    const body = limitErrorMessage({
+      limit: 'response.maxMessageBytes',
+      direction: 'response',
+      limitValue: 1024,
+      observedValue: 2048,
+      observedIsLowerBound: true,
+      tenant: 't',
+      method: 'tools/call',
+      tool: 'x',
+      id: 3,
+    });
+    expect(body.error.data).toMatchObject({
+      limitBytes: 1024,
+      observedBytes: 2048,
+      observedBytesIsLowerBound: true,
+    });
+    expect(body.error.message).toMatch(/^Response message \(tools\/call "x"\) is at least 2,048 bytes/);
+  });
+});
