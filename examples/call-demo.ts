@@ -50,12 +50,33 @@ function describeResult(result: CallToolResult): string {
   return `${result.isError ? 'tool error' : 'ok'}: ${parts.join(', ') || 'empty'}${preview}`;
 }
 
-function describeError(error: unknown): string {
-  if (error instanceof McpError) {
-    return `JSON-RPC error ${error.code}: ${error.message}\n    data: ${JSON.stringify(error.data)}`;
+function describeJsonRpcError(code: unknown, message: unknown, data: unknown): string {
+  return `JSON-RPC error ${String(code)}: ${String(message)}\n    data: ${JSON.stringify(data)}`;
+}
+
+/** The JSON-RPC error in an HTTP error's body (the SDK puts the body text in its message), if there is one. */
+function jsonRpcErrorIn(text: string): { code: unknown; message: unknown; data: unknown } | undefined {
+  const start = text.indexOf('{');
+  if (start < 0) return undefined;
+  try {
+    const body: unknown = JSON.parse(text.slice(start));
+    const error = (body as { error?: unknown } | null)?.error;
+    if (typeof error !== 'object' || error === null) return undefined;
+    const { code, message, data } = error as Record<string, unknown>;
+    return { code, message, data };
+  } catch {
+    return undefined;
   }
+}
+
+/** The whole error: its code, its complete message and its data, never cut short. */
+function describeError(error: unknown): string {
+  if (error instanceof McpError) return describeJsonRpcError(error.code, error.message, error.data);
   if (error instanceof StreamableHTTPError) {
-    return `HTTP error ${error.code}: ${error.message.slice(0, 500)}`;
+    const rpc = jsonRpcErrorIn(error.message);
+    return rpc === undefined
+      ? `HTTP error ${error.code}: ${error.message}`
+      : `HTTP error ${error.code}: ${describeJsonRpcError(rpc.code, rpc.message, rpc.data)}`;
   }
   return `failed: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -13,13 +13,14 @@ import {
 } from './config/load.js';
 import { formatEffectiveConfig } from './config/print.js';
 import { resolveLimits } from './core/limits.js';
-import { startEdge } from './run.js';
+import { ListenError, startEdge } from './run.js';
 import { sha256Hex } from './tenancy/tenant-resolver.js';
 
 const USAGE = `Usage:
   mcp-edge --config FILE                 run the proxy with a YAML config
-  mcp-edge --upstream URL [--port N] [--metrics-port N]
+  mcp-edge --upstream URL [--host H] [--port N] [--metrics-port N]
                                          run the proxy with built-in defaults in front of URL
+                                         (defaults: --host 0.0.0.0 --port 8080 --metrics-port 9464)
   mcp-edge check-config FILE             validate FILE and print the effective config
   mcp-edge explain --config FILE --tenant T [--method M] [--tool X]
                                          print the effective limits for T and where each comes from
@@ -47,13 +48,19 @@ function portOption(flag: string, value: string | undefined): number | undefined
 async function loadForRun(values: {
   config?: string;
   upstream?: string;
+  host?: string;
   port?: string;
   'metrics-port'?: string;
 }): Promise<LoadedConfig> {
   if (values.config !== undefined) {
-    if (values.upstream !== undefined || values.port !== undefined || values['metrics-port'] !== undefined) {
+    if (
+      values.upstream !== undefined ||
+      values.host !== undefined ||
+      values.port !== undefined ||
+      values['metrics-port'] !== undefined
+    ) {
       throw new UsageError(
-        '--config cannot be combined with --upstream, --port or --metrics-port; set them in the file',
+        '--config cannot be combined with --upstream, --host, --port or --metrics-port; set them in the file',
       );
     }
     return loadConfigFile(values.config);
@@ -63,6 +70,7 @@ async function loadForRun(values: {
   const metricsPort = portOption('--metrics-port', values['metrics-port']);
   const config = defaultConfig({
     upstreamUrl: values.upstream,
+    ...(values.host !== undefined ? { host: values.host } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(metricsPort !== undefined ? { metricsPort } : {}),
   });
@@ -75,22 +83,80 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  upstream: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string', short: 'p' },
+  'metrics-port': { type: 'string' },
+  tenant: { type: 'string' },
+  method: { type: 'string' },
+  tool: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/** Edit distance (insertions, deletions, substitutions, swaps of neighbours), for "did you mean". */
+function distance(a: string, b: string): number {
+  let beforePrevious: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      let cost = Math.min(
+        (previous[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        cost = Math.min(cost, (beforePrevious[j - 2] ?? 0) + 1);
+      }
+      row[j] = cost;
+    }
+    beforePrevious = previous;
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The known flag closest to `given` (`--metric-port` -> `--metrics-port`), if one is close enough to be meant. */
+function closestFlag(given: string): string | undefined {
+  const name = given.replace(/^-+/, '').split('=')[0] ?? '';
+  const candidates = Object.keys(OPTIONS).map((flag) => ({ flag, cost: distance(name, flag) }));
+  const best = candidates.sort((a, b) => a.cost - b.cost)[0];
+  const tolerated = Math.max(1, Math.floor(name.length / 4));
+  if (best !== undefined && best.cost <= tolerated) return `--${best.flag}`;
+  const prefixed = Object.keys(OPTIONS).filter((flag) => name.length >= 3 && flag.startsWith(name));
+  return prefixed.length === 1 ? `--${prefixed[0]}` : undefined;
+}
+
+/** parseArgs' own errors, in our words: the option, what is wrong, and the flag probably meant. */
+function usageErrorOf(error: unknown): UsageError | undefined {
+  const code = (error as { code?: string } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS')) return undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  if (unknown !== undefined) {
+    const meant = closestFlag(unknown);
+    return new UsageError(
+      `unknown option ${unknown}${meant !== undefined ? `; did you mean ${meant}?` : ''}`,
+    );
+  }
+  const missing = /^Option '(-\S+)(?:, (--\S+))?(?: <value>)?' argument missing/.exec(message);
+  if (missing !== null) return new UsageError(`${missing[2] ?? missing[1]} needs a value`);
+  return new UsageError(message.split('. ')[0] ?? message);
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      upstream: { type: 'string' },
-      port: { type: 'string', short: 'p' },
-      'metrics-port': { type: 'string' },
-      tenant: { type: 'string' },
-      method: { type: 'string' },
-      tool: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
-  });
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>
+  >;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    throw usageErrorOf(error) ?? error;
+  }
+  const { values, positionals } = parsed;
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -105,12 +171,18 @@ async function main(argv: string[]): Promise<number> {
     if (file === undefined || rest.length > 1) throw new UsageError('check-config takes one FILE');
     const loaded = await loadConfigFile(file);
     process.stdout.write(formatEffectiveConfig(loaded));
+    for (const warning of loaded.warnings ?? []) process.stderr.write(`${warning}\n`);
     process.stderr.write(`${file}: configuration is valid\n`);
     return 0;
   }
   if (command === 'explain') {
     if (values.config === undefined || values.tenant === undefined || rest.length > 0) {
       throw new UsageError('explain takes --config FILE --tenant T [--method M] [--tool X]');
+    }
+    if (values.tool !== undefined && values.method !== undefined && values.method !== 'tools/call') {
+      throw new UsageError(
+        `--tool applies only to --method tools/call: tool ceilings bound tools/call, not ${values.method}; drop --tool to see the limits of ${values.method}`,
+      );
     }
     const loaded = await loadConfigFile(values.config);
     const method = values.method ?? (values.tool !== undefined ? 'tools/call' : undefined);
@@ -131,6 +203,7 @@ async function main(argv: string[]): Promise<number> {
   if (command !== undefined) throw new UsageError(`unknown command "${command}"`);
 
   const loaded = await loadForRun(values);
+  runSource = loaded.source;
   const running = await startEdge(loaded);
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -146,6 +219,19 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** Which flag or key moves the listener that could not open. */
+function listenHint(err: ListenError): string {
+  if (runSource === undefined || runSource === COMMAND_LINE_SOURCE) {
+    return err.listener === 'metrics'
+      ? '  pick another port for the metrics listener with --metrics-port N'
+      : '  pick another port with --port N (or another address with --host H)';
+  }
+  return `  change ${err.listener}.port (or ${err.listener}.host) in ${runSource}`;
+}
+
+/** The config source of the proxy being started, for listenHint. */
+let runSource: string | undefined;
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
@@ -154,9 +240,12 @@ main(process.argv.slice(2)).then(
     if (err instanceof ConfigError) {
       process.stderr.write(`mcp-edge: configuration error\n${err.message}\n`);
       process.exitCode = 2;
-    } else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`mcp-edge: ${(err as Error).message}\n\n${USAGE}\n`);
+    } else if (err instanceof UsageError) {
+      process.stderr.write(`mcp-edge: ${err.message}\n\n${USAGE}\n`);
       process.exitCode = 2;
+    } else if (err instanceof ListenError) {
+      process.stderr.write(`mcp-edge: ${err.message}\n${listenHint(err)}\n`);
+      process.exitCode = 1;
     } else {
       process.stderr.write(`mcp-edge: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exitCode = 1;

@@ -29,6 +29,45 @@ export type ReloadResult =
   | { ok: true; changed: boolean; restartRequired: string[] }
   | { ok: false; error: string };
 
+/** A listener that could not open, named by its config key, so the CLI can say which flag or key moves it. */
+export class ListenError extends Error {
+  readonly listener: 'listen' | 'metrics';
+  readonly host: string;
+  readonly port: number;
+  readonly code: string | undefined;
+
+  private constructor(
+    listener: 'listen' | 'metrics',
+    host: string,
+    port: number,
+    code: string | undefined,
+    cause: unknown,
+  ) {
+    const reason =
+      code === 'EADDRINUSE'
+        ? 'the address is already in use (EADDRINUSE): another process, perhaps another mcp-edge, listens there'
+        : code === 'EACCES'
+          ? 'permission denied (EACCES): ports below 1024 need privileges'
+          : code === 'EADDRNOTAVAIL'
+            ? 'this machine has no such address (EADDRNOTAVAIL)'
+            : cause instanceof Error
+              ? cause.message
+              : String(cause);
+    const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    super(`cannot listen on ${where} (${listener}.port): ${reason}`, { cause });
+    this.name = 'ListenError';
+    this.listener = listener;
+    this.host = host;
+    this.port = port;
+    this.code = code;
+  }
+
+  static of(listener: 'listen' | 'metrics', at: { host: string; port: number }, cause: unknown): ListenError {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    return new ListenError(listener, at.host, at.port, typeof code === 'string' ? code : undefined, cause);
+  }
+}
+
 /** Fields that must never reach a log line, wherever they appear. */
 const REDACT = [
   'req.headers.authorization',
@@ -87,12 +126,8 @@ export async function startEdge(
   const upstream = httpUpstream(config, log);
   const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: upstream.label }) : undefined;
   const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
-  await edge.listen();
-  const address = edge.app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
-  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
-  const url = `http://${host}:${port}${config.listen.path}`;
 
+  // The metrics listener first: once the MCP listener is up (and has said so), nothing else can fail.
   let metricsServer: { url: string; close(): Promise<void> } | undefined;
   if (metrics !== undefined) {
     metrics.configLoaded(loaded.sha256, loaded.source);
@@ -101,17 +136,36 @@ export async function startEdge(
       metricsServer = await startMetricsServer(metrics, config.metrics);
     } catch (err) {
       await edge.close();
-      throw err;
+      throw ListenError.of('metrics', config.metrics, err);
     }
   }
+  try {
+    await edge.listen();
+  } catch (err) {
+    await metricsServer?.close();
+    await edge.close();
+    throw ListenError.of('listen', config.listen, err);
+  }
+  const address = edge.app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  const url = `http://${host}:${port}${config.listen.path}`;
+
   log.info(
     { upstream: upstream.label, metrics: metricsServer?.url, configSha256: loaded.sha256 },
     `mcp-edge serving ${url}`,
   );
 
+  for (const warning of loaded.warnings ?? []) log.warn({ file: loaded.source }, warning);
+
   let current = loaded;
   const reload = async (): Promise<ReloadResult> => {
-    if (current.source === COMMAND_LINE_SOURCE) return { ok: true, changed: false, restartRequired: [] };
+    if (current.source === COMMAND_LINE_SOURCE) {
+      log.warn(
+        'reload requested, but there is no config file to reload (started with --upstream); restart mcp-edge to change its settings',
+      );
+      return { ok: true, changed: false, restartRequired: [] };
+    }
     let next: LoadedConfig;
     try {
       next = await loadConfigFile(current.source);
@@ -121,7 +175,13 @@ export async function startEdge(
       log.error({ file: current.source, error }, 'config reload failed; the running config stays in force');
       return { ok: false, error };
     }
-    if (next.sha256 === current.sha256) return { ok: true, changed: false, restartRequired: [] };
+    if (next.sha256 === current.sha256) {
+      log.info(
+        { file: next.source, configSha256: next.sha256 },
+        'config reload: the file is unchanged; the running config stays in force',
+      );
+      return { ok: true, changed: false, restartRequired: [] };
+    }
     const { restartRequired, applied } = keepRestartOnly(current.config, next.config);
     edge.replacePolicy(next.config);
     log.level = next.config.logging.level;
@@ -130,6 +190,7 @@ export async function startEdge(
     metrics?.setLimits(limitPolicyOf(next.config), tenantsOf(next.config));
     current = { ...next, config: applied };
     log.info({ file: next.source, configSha256: next.sha256, restartRequired }, 'config reloaded');
+    for (const warning of next.warnings ?? []) log.warn({ file: next.source }, warning);
     if (restartRequired.length > 0) {
       log.warn({ keys: restartRequired }, 'these config changes take effect only after a restart');
     }

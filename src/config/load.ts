@@ -17,7 +17,12 @@ import {
 } from 'yaml';
 import { type core, z } from 'zod';
 import type { LimitPolicy } from '../core/types.js';
-import { type EdgeConfig, edgeConfigSchema, type TenantResolverConfig } from './schema.js';
+import {
+  type EdgeConfig,
+  edgeConfigSchema,
+  type IssueElsewhere,
+  type TenantResolverConfig,
+} from './schema.js';
 
 export interface ConfigProblem {
   /** Dotted path of the key, list indexes in brackets (`tenancy.resolve[0].header`); '' for the file as a whole. */
@@ -70,6 +75,8 @@ export interface LoadedConfig {
   text: string;
   /** SHA-256 (hex) of the file's bytes, for an info metric that tells which config is running. */
   sha256: string;
+  /** Valid but probably not meant (`<file>:<line>:<col>: <key.path>: <reason>`): check-config prints them, a run logs them. */
+  warnings?: readonly string[];
 }
 
 // ---- positions -------------------------------------------------------------------------------
@@ -375,6 +382,14 @@ function toSegments(path: readonly PropertyKey[]): PathSegment[] {
   return path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
 }
 
+/** The `elsewhere` of a cross-check issue (schema.ts), if it has one. */
+function elsewhereOf(issue: core.$ZodIssue): IssueElsewhere | undefined {
+  const elsewhere: unknown = issue.code === 'custom' ? issue.params?.elsewhere : undefined;
+  if (typeof elsewhere !== 'object' || elsewhere === null) return undefined;
+  const { path, message } = elsewhere as Partial<IssueElsewhere>;
+  return Array.isArray(path) && typeof message === 'string' ? { path, message } : undefined;
+}
+
 function problemsOfIssues(
   issues: readonly core.$ZodIssue[],
   doc: Document,
@@ -390,6 +405,13 @@ function problemsOfIssues(
     if (issue.code === 'unrecognized_keys') {
       const allowed = allowedKeysAt(path);
       for (const key of issue.keys) add([...path, key], 'key', unknownKeyReason(key, allowed));
+    } else if (
+      issue.code === 'custom' &&
+      elsewhereOf(issue) !== undefined &&
+      !locate(doc, lineCounter, path, 'key')
+    ) {
+      const elsewhere = elsewhereOf(issue);
+      if (elsewhere !== undefined) add(elsewhere.path, 'value', elsewhere.message);
     } else {
       add(path, issue.code === 'invalid_key' ? 'key' : 'value', reasonOf(issue));
     }
@@ -410,6 +432,25 @@ function sortedUnique(problems: readonly ConfigProblem[]): ConfigProblem[] {
 }
 
 // ---- after validation ------------------------------------------------------------------------
+
+/**
+ * A valid config that is probably not what its author meant. Today: a tenant header trusted from a /0
+ * range, i.e. from every peer, so any client can pick its own tenant (and with it its ceilings).
+ */
+function warningsOf(config: EdgeConfig): { path: PathSegment[]; reason: string }[] {
+  const warnings: { path: PathSegment[]; reason: string }[] = [];
+  config.tenancy.resolve.forEach((resolver, index) => {
+    if (!('header' in resolver)) return;
+    resolver.trustedProxies.forEach((range, rangeIndex) => {
+      if (!range.endsWith('/0')) return;
+      warnings.push({
+        path: ['tenancy', 'resolve', index, 'trustedProxies', rangeIndex],
+        reason: `warning: ${range} trusts every peer, so any client can pick its tenant with the ${resolver.header} header; list only the addresses of the proxy that sets it`,
+      });
+    });
+  });
+  return warnings;
+}
 
 /** File paths in the config are relative to the config file, not to wherever mcp-edge was started. */
 function withAbsolutePaths(config: EdgeConfig, baseDir: string): EdgeConfig {
@@ -481,7 +522,22 @@ function parseWithHash(
   if (!result.success) {
     throw new ConfigError(source, sortedUnique(problemsOfIssues(result.error.issues, doc, lineCounter)));
   }
-  return { config: withAbsolutePaths(result.data, baseDirOf(source)), source, text, sha256 };
+  const warnings = warningsOf(result.data).map((warning) => {
+    const position = locate(doc, lineCounter, warning.path, 'value');
+    return formatProblem(source, {
+      keyPath: formatKeyPath(warning.path),
+      line: position?.line,
+      column: position?.column,
+      reason: warning.reason,
+    });
+  });
+  return {
+    config: withAbsolutePaths(result.data, baseDirOf(source)),
+    source,
+    text,
+    sha256,
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
 }
 
 /** Parses and validates config text. `source` names the file in messages and anchors relative paths. */
@@ -521,12 +577,17 @@ export const COMMAND_LINE_SOURCE = '<command line>';
 /** The config of `mcp-edge --upstream URL [--port N]`: built-in defaults around one upstream. */
 export function defaultConfig(overrides: {
   upstreamUrl: string;
+  host?: string;
   port?: number;
   metricsPort?: number;
 }): EdgeConfig {
+  const listen = {
+    ...(overrides.host !== undefined ? { host: overrides.host } : {}),
+    ...(overrides.port !== undefined ? { port: overrides.port } : {}),
+  };
   const input = {
     upstream: { url: overrides.upstreamUrl },
-    ...(overrides.port !== undefined ? { listen: { port: overrides.port } } : {}),
+    ...(Object.keys(listen).length > 0 ? { listen } : {}),
     ...(overrides.metricsPort !== undefined ? { metrics: { port: overrides.metricsPort } } : {}),
   };
   const result = edgeConfigSchema.safeParse(input, { reportInput: true });
@@ -536,9 +597,11 @@ export function defaultConfig(overrides: {
         ? '--upstream'
         : keyPath === 'listen.port'
           ? '--port'
-          : keyPath === 'metrics.port'
-            ? '--metrics-port'
-            : keyPath;
+          : keyPath === 'listen.host'
+            ? '--host'
+            : keyPath === 'metrics.port'
+              ? '--metrics-port'
+              : keyPath;
     throw new ConfigError(
       COMMAND_LINE_SOURCE,
       result.error.issues.map((issue) => ({

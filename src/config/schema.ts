@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { CEILINGS, type Ceiling } from '../core/ceilings.js';
 import { basicCredentialProblem } from '../core/url-credentials.js';
-import { formatSize, parseDuration, parseSize } from './sizes.js';
+import { DURATION_PATTERN, formatSize, parseDuration, parseSize, SIZE_PATTERN } from './sizes.js';
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -22,17 +22,44 @@ function parsedBy<T>(parse: (input: unknown) => T) {
   });
 }
 
+/**
+ * What a size or duration looks like to a JSON Schema validator (schema/mcp-edge.schema.json), which
+ * cannot run parseSize or parseDuration: the same pattern, and the same integers.
+ */
+function sizeJsonSchema(minimum: number, description: string) {
+  return {
+    description,
+    anyOf: [
+      { type: 'integer', minimum },
+      { type: 'string', pattern: SIZE_PATTERN.source },
+    ],
+  };
+}
+
 function sizeAtLeast(minimum: number) {
   return parsedBy((input) => {
     const bytes = parseSize(input);
     if (bytes < minimum) throw new Error(`must be at least ${formatSize(minimum)}`);
     return bytes;
-  });
+  }).meta(
+    sizeJsonSchema(
+      minimum,
+      `Bytes, or a number with B, KB, MB, GB, KiB, MiB or GiB (e.g. "32MiB"); at least ${formatSize(minimum)}.`,
+    ),
+  );
 }
 
 /** A ceiling: bytes, 0 = no ceiling. */
-const ceilingSchema = parsedBy(parseSize);
-const durationSchema = parsedBy(parseDuration);
+const ceilingSchema = parsedBy(parseSize).meta(
+  sizeJsonSchema(
+    0,
+    'A ceiling: bytes, or a number with B, KB, MB, GB, KiB, MiB or GiB (e.g. "4MiB"); 0 = no ceiling.',
+  ),
+);
+const durationSchema = parsedBy(parseDuration).meta({
+  description: 'An integer with ms, s, m or h (e.g. "250ms", "30s", "2m"); 0 disables.',
+  anyOf: [{ const: 0 }, { type: 'string', pattern: DURATION_PATTERN.source }],
+});
 
 const portSchema = z
   .number({ error: 'expected a port number (an integer 0..65535)' })
@@ -128,6 +155,12 @@ const tenantLimitsSchema = z.strictObject({
   methods: overridesSchema.optional(),
   tools: overridesSchema.optional(),
 });
+
+/** One entry of `tenants`. `acme:` with nothing under it (YAML null) declares a tenant with no limits of its own. */
+export const tenantSchema = z.preprocess(
+  (value) => value ?? {},
+  z.strictObject({ limits: tenantLimitsSchema.optional() }),
+);
 
 // ---- tenancy ---------------------------------------------------------------------------------
 
@@ -438,6 +471,12 @@ const upstreamUrlSchema = z
 
 // ---- the whole file --------------------------------------------------------------------------
 
+/** For a cross-check issue whose key may be missing from the file: the key (and wording) to report instead. */
+export interface IssueElsewhere {
+  path: (string | number)[];
+  message: string;
+}
+
 /** Reads a possibly invalid parsed value without trusting its shape (cross-checks run even after errors). */
 function recordAt(value: unknown, ...path: string[]): Record<string, unknown> | undefined {
   let current: unknown = value;
@@ -496,7 +535,17 @@ function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
   const metrics = recordAt(config, 'metrics');
   if (metrics?.enabled !== false && typeof metrics?.port === 'number' && metrics.port !== 0) {
     if (metrics.port === listen?.port) {
-      ctx.addIssue({ code: 'custom', path: ['metrics', 'port'], message: 'must differ from listen.port' });
+      // Where metrics.port is left at its default, the file has no line for it: the loader then points at listen.port.
+      const elsewhere: IssueElsewhere = {
+        path: ['listen', 'port'],
+        message: `must differ from metrics.port, which is ${metrics.port} by default; set one of them to another port`,
+      };
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metrics', 'port'],
+        message: 'must differ from listen.port',
+        params: { elsewhere },
+      });
     }
   }
 }
@@ -633,13 +682,7 @@ export const edgeConfigSchema = z
         resolve: z.array(resolverItemSchema).default([]),
       })
       .prefault({}),
-    // `acme:` with nothing under it declares a tenant with no limits of its own.
-    tenants: z
-      .record(
-        tenantIdSchema,
-        z.preprocess((value) => value ?? {}, z.strictObject({ limits: tenantLimitsSchema.optional() })),
-      )
-      .default({}),
+    tenants: z.record(tenantIdSchema, tenantSchema).default({}),
   })
   .superRefine(checkCrossReferences, { when: () => true });
 

@@ -11,11 +11,13 @@ const SIZE_UNITS: Readonly<Record<string, bigint>> = {
   GiB: 1024n ** 3n,
 };
 
-const SIZE_PATTERN = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?(B|KB|MB|GB|KiB|MiB|GiB)$/;
+/** A size with a unit, as the config takes it. */
+export const SIZE_PATTERN = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?(B|KB|MB|GB|KiB|MiB|GiB)$/;
 const SIZE_HINT = 'use bytes or a number with B, KB, MB, GB, KiB, MiB, GiB';
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION_PATTERN = /^(0|[1-9][0-9]*)(ms|s|m|h)$/;
+/** A duration with a unit, as the config takes it. */
+export const DURATION_PATTERN = /^(0|[1-9][0-9]*)(ms|s|m|h)$/;
 const DURATION_HINT = 'use an integer with ms, s, m or h, e.g. "250ms", "5s", "2m", "1h"; 0 disables';
 
 /** How a config value reads in a message: strings quoted, everything else as JSON would show it. */

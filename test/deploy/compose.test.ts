@@ -84,6 +84,26 @@ describe('the compose trial stack (deploy/compose)', () => {
     }
   });
 
+  it('publishes host ports of its own, so it runs beside `npm start`, and its comments use them', () => {
+    const demo = parseConfigText(
+      readText(join(REPO_ROOT, 'config/demo.yaml')),
+      'config/demo.yaml',
+      {},
+    ).config;
+    const npmStartPorts = [demo.listen.port, demo.metrics.port, Number(new URL(demo.upstream.url).port)];
+    const published = Object.keys(services).flatMap((service) =>
+      publishedPorts(service).map((port) => port.published),
+    );
+    expect(published.length).toBe(4);
+    expect(new Set(published).size).toBe(published.length);
+    for (const port of npmStartPorts) expect(published, `npm start uses ${port}`).not.toContain(port);
+    const mentioned = [...readText(join(COMPOSE_DIR, 'compose.yaml')).matchAll(/127\.0\.0\.1:(\d+)\//g)].map(
+      (match) => Number(match[1]),
+    );
+    expect(mentioned.length).toBeGreaterThanOrEqual(4);
+    for (const port of mentioned) expect(published, `the comment's 127.0.0.1:${port}`).toContain(port);
+  });
+
   it("mounts mcp-edge's config as a directory (so edits reload) at the path the image reads", () => {
     const mount = bindMounts('mcp-edge').find((m) => m.target === posix.dirname(imageConfigPath));
     expect(mount && statSync(mount.source).isDirectory()).toBe(true);

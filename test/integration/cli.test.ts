@@ -49,6 +49,17 @@ describe('mcp-edge command line', () => {
     expect((await badFlag.exited).code).toBe(2);
   });
 
+  it('a mistyped flag gets the usage and the flag it resembles, not parseArgs text', async () => {
+    const child = cli(['--upstream', 'http://127.0.0.1:3000/mcp', '--metric-port', '9465']);
+    expect((await child.exited).code).toBe(2);
+    expect(child.stderr()).toContain('mcp-edge: unknown option --metric-port; did you mean --metrics-port?');
+    expect(child.stderr()).toContain('Usage:');
+    expect(child.stderr()).not.toContain('positional argument');
+    const missing = cli(['--upstream']);
+    expect((await missing.exited).code).toBe(2);
+    expect(missing.stderr()).toContain('mcp-edge: --upstream needs a value');
+  });
+
   it('check-config prints the effective config of a valid file and exits 0', async () => {
     const child = cli(['check-config', 'config/mcp-edge.example.yaml'], {
       TENANT_JWT_SECRET: 'x'.repeat(40),
@@ -91,26 +102,181 @@ describe('mcp-edge command line', () => {
     }
   });
 
+  it('check-config points at listen.port when it collides with the default metrics.port', async () => {
+    const file = tempFile(
+      'edge.yaml',
+      'upstream: { url: http://127.0.0.1:3000/mcp }\nlisten:\n  port: 9464\n',
+    );
+    const child = cli(['check-config', file]);
+    expect((await child.exited).code).toBe(2);
+    expect(child.stderr()).toContain(
+      `${file}:3:9: listen.port: must differ from metrics.port, which is 9464 by default; set one of them to another port`,
+    );
+  });
+
+  it('check-config warns, with the line, about a tenant header trusted from everyone', async () => {
+    const file = tempFile(
+      'edge.yaml',
+      [
+        'upstream: { url: http://127.0.0.1:3000/mcp }',
+        'tenancy:',
+        '  resolve:',
+        '    - header: x-tenant-id',
+        '      trustedProxies: [10.0.0.0/8, 0.0.0.0/0, "::/0"]',
+        '',
+      ].join('\n'),
+    );
+    const child = cli(['check-config', file]);
+    expect((await child.exited).code).toBe(0);
+    const warnings = child
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('warning:'));
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${file}:5:36: tenancy\\.resolve\\[0\\]\\.trustedProxies\\[1\\]: warning: 0\\.0\\.0\\.0/0 trusts every peer, so any client can pick its tenant with the x-tenant-id header`,
+        ),
+      ),
+      expect.stringMatching(
+        /:5:47: tenancy\.resolve\[0\]\.trustedProxies\[2\]: warning: ::\/0 trusts every peer/,
+      ),
+    ]);
+    expect(child.stderr()).toContain('configuration is valid');
+  });
+
+  it('check-config prints a ceiling clamped by hardMaxBytes as the value in force, as explain does', async () => {
+    const file = tempFile(
+      'edge.yaml',
+      [
+        'upstream: { url: http://127.0.0.1:3000/mcp }',
+        'limits:',
+        '  hardMaxBytes: 32MiB',
+        '  response: { maxMessageBytes: 0 }',
+        '  tools:',
+        '    export_report: { response: { maxMessageBytes: 64MiB } }',
+        '',
+      ].join('\n'),
+    );
+    const check = cli(['check-config', file]);
+    expect((await check.exited).code).toBe(0);
+    const clamped = check
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('maxMessageBytes: 33554432'));
+    expect(clamped).toEqual([
+      '    maxMessageBytes: 33554432 # 32 MiB: clamped by limits.hardMaxBytes (configured: no ceiling)',
+      '        maxMessageBytes: 33554432 # 32 MiB: clamped by limits.hardMaxBytes (configured: 64 MiB)',
+    ]);
+    const explain = cli(['explain', '--config', file, '--tenant', 'default', '--tool', 'export_report']);
+    expect((await explain.exited).code).toBe(0);
+    expect(explain.stdout()).toMatch(
+      /response\.maxMessageBytes\s+33,554,432 bytes \(32\.0 MiB\)\s+from limits\.hardMaxBytes/,
+    );
+  });
+
+  it('explain refuses a tool with a method other than tools/call', async () => {
+    const child = cli([
+      'explain',
+      '--config',
+      'config/demo.yaml',
+      '--tenant',
+      'default',
+      '--method',
+      'tools/list',
+      '--tool',
+      'export_report',
+    ]);
+    expect((await child.exited).code).toBe(2);
+    expect(child.stderr()).toContain('--tool applies only to --method tools/call');
+    expect(child.stdout()).toBe('');
+  });
+
   it('a missing config file exits 2', async () => {
     const child = cli(['--config', '/nonexistent/mcp-edge.yaml']);
     expect((await child.exited).code).toBe(2);
     expect(child.stderr()).toContain('/nonexistent/mcp-edge.yaml');
   });
 
-  it('a port already in use is a runtime failure: exit 1', async () => {
+  it('a port already in use is a runtime failure: exit 1, naming the address and --port, without a stack', async () => {
     const demo = await startDemoServer({});
     closers.push(() => demo.close());
     const port = Number(new URL(demo.url).port);
     const child = cli([
       '--upstream',
       demo.url,
+      '--host',
+      '127.0.0.1',
       '--port',
       String(port),
       '--metrics-port',
       String(await freePort()),
     ]);
     expect((await child.exited).code).toBe(1);
+    expect(child.stderr()).toContain(`mcp-edge: cannot listen on 127.0.0.1:${port} (listen.port)`);
     expect(child.stderr()).toContain('EADDRINUSE');
+    expect(child.stderr()).toContain('--port N');
+    expect(child.stderr()).not.toMatch(/\n\s+at /);
+    expect(child.stdout()).not.toMatch(/listening|serving/i);
+  });
+
+  it('a second mcp-edge on the same metrics port exits 1 naming that port and --metrics-port, and never says it listens', async () => {
+    const metricsPort = await freePort();
+    const first = cli([
+      '--upstream',
+      'http://127.0.0.1:3000/mcp',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(await freePort()),
+      '--metrics-port',
+      String(metricsPort),
+    ]);
+    await first.waitForLine(/mcp-edge serving/);
+    const second = cli([
+      '--upstream',
+      'http://127.0.0.1:3000/mcp',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(await freePort()),
+      '--metrics-port',
+      String(metricsPort),
+    ]);
+    expect((await second.exited).code).toBe(1);
+    expect(second.stderr()).toContain(`mcp-edge: cannot listen on 127.0.0.1:${metricsPort} (metrics.port)`);
+    expect(second.stderr()).toContain('another mcp-edge');
+    expect(second.stderr()).toContain('--metrics-port N');
+    expect(second.stderr()).not.toMatch(/\n\s+at /);
+    expect(second.stdout()).not.toMatch(/listening|serving/i);
+    expect(first.exit()).toBeUndefined();
+  });
+
+  it('SIGHUP says what it did: an unchanged file, or no file at all with --upstream', async () => {
+    const port = await freePort();
+    const file = tempFile(
+      'edge.yaml',
+      `listen: { host: 127.0.0.1, port: ${port} }\nupstream: { url: http://127.0.0.1:3000/mcp }\nmetrics: { enabled: false }\n`,
+    );
+    const fromFile = cli(['--config', file]);
+    await fromFile.waitForLine(/mcp-edge serving/);
+    fromFile.child.kill('SIGHUP');
+    await fromFile.waitForLine(/config reload: the file is unchanged; the running config stays in force/);
+
+    const fromFlags = cli([
+      '--upstream',
+      'http://127.0.0.1:3000/mcp',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(await freePort()),
+      '--metrics-port',
+      String(await freePort()),
+    ]);
+    await fromFlags.waitForLine(/mcp-edge serving/);
+    fromFlags.child.kill('SIGHUP');
+    await fromFlags.waitForLine(/there is no config file to reload \(started with --upstream\)/);
+    expect(fromFlags.exit()).toBeUndefined();
   });
 
   it('--upstream URL --port N runs the proxy with built-in defaults; SIGTERM stops it with exit 0', async () => {
@@ -121,12 +287,14 @@ describe('mcp-edge command line', () => {
     const child = cli([
       '--upstream',
       demo.url,
+      '--host',
+      '127.0.0.1',
       '--port',
       String(port),
       '--metrics-port',
       String(metricsPort),
     ]);
-    await child.waitForLine(/mcp-edge serving/);
+    await child.waitForLine(new RegExp(`mcp-edge serving http://127\\.0\\.0\\.1:${port}/mcp`));
     // Metrics are on their own listener, on loopback.
     const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     expect(await scrape.text()).toContain('mcp_edge_');

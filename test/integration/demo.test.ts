@@ -40,6 +40,10 @@ describe('npm start', () => {
     expect(out).toMatch(/sized .*JSON-RPC error -32603/);
     expect(out).toContain('"reason":"limit_exceeded"');
     expect(out).toMatch(/export_report .*ok/);
-    expect(out).toMatch(/HTTP error 413/);
+    // The refused request's error whole: code, the complete message (it ends naming the tenant) and its data.
+    const refusedRequest = out.split('\n- ').find((entry) => entry.startsWith('echo with a 1.5 MiB request'));
+    expect(refusedRequest).toMatch(
+      /^echo with a 1\.5 MiB request: HTTP error 413: JSON-RPC error -32600: .* set by the mcp-edge operator for tenant "default"\n {4}data: \{.*"reason":"limit_exceeded".*"direction":"request".*"enforcedBy":"mcp-edge"\}/,
+    );
   }, 90_000);
 });

@@ -1,6 +1,6 @@
-// The MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, run on Node 20 through the resolve
-// hook of scripts/node20-compat/) against real servers, directly and through mcp-edge: a transparent
-// proxy must not change a single check.
+// The MCP conformance suite (@modelcontextprotocol/conformance 0.1.16; on Node 20 through the resolve hook
+// of scripts/node20-compat/, on Node 22+ as it is) against real servers, directly and through mcp-edge:
+// a transparent proxy must not change a single check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLIENT_SCENARIOS,

@@ -68,7 +68,11 @@ describe('load', () => {
       const unexplained: string[] = [];
       let rssStart = 0;
       const deadline = Date.now() + SECONDS * 1000;
-      const warmupUntil = Date.now() + 3000;
+      // Memory is compared over the second half of the run: the process first grows its heap to a working
+      // size under this load. On Node 24 that takes 15 s or more (its V8 sizes the young generation larger:
+      // heap total 187 -> 229 MB while heap used stays at 50-80 MB, then flat; RSS about 390 MiB), on Node 20
+      // a few seconds. A leak keeps growing through the second half; the warm-up does not.
+      const warmupUntil = Date.now() + Math.max(3, SECONDS / 2) * 1000;
       let id = 0;
 
       async function client(n: number) {
@@ -136,8 +140,13 @@ describe('load', () => {
       expect(counted).toBe(counts.oversizedSent);
       expect(counts.ok).toBeGreaterThan(CLIENTS);
       expect(reloadsOk).toBeGreaterThanOrEqual(Math.floor(SECONDS / 2));
-      expect(reloadsFailed).toBe(0);
-      expect(rssEnd - rssStart).toBeLessThan(96 * 2 ** 20);
+      const failedReloads = edge
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('config reload failed'));
+      expect(reloadsFailed, failedReloads.join('\n')).toBe(0);
+      // The half-time rate of the former bound (96 MiB over the whole run).
+      expect(rssEnd - rssStart).toBeLessThan(48 * 2 ** 20);
     },
     (SECONDS + 90) * 1000,
   );
