@@ -361,49 +361,33 @@ const allowedHostSchema = z
   .regex(/^[^\s/@?#]+$/, { error: 'expected a host or host:port, without scheme or path' })
   .transform((host) => host.toLowerCase());
 
-const allowedOriginSchema = z.string().transform((input, ctx) => {
-  const url = URL.canParse(input) ? new URL(input) : undefined;
-  const isBareOrigin =
-    url !== undefined &&
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    url.pathname === '/' &&
-    !input.endsWith('/') &&
-    url.search === '' &&
-    url.hash === '' &&
-    url.username === '';
-  if (!isBareOrigin) {
-    ctx.addIssue({
-      code: 'custom',
-      input,
-      message: `"${input}" is not an origin; write scheme://host[:port]`,
-    });
-    return z.NEVER;
-  }
-  return url.origin;
-});
+/** An origin (scheme://host[:port], nothing else) as written in the config, normalized; `what` names it in the error. */
+function originSchema(what: string) {
+  return z.string().transform((input, ctx) => {
+    const url = URL.canParse(input) ? new URL(input) : undefined;
+    const isOrigin =
+      url !== undefined &&
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.pathname === '/' &&
+      !input.endsWith('/') &&
+      url.search === '' &&
+      url.hash === '' &&
+      url.username === '' &&
+      url.password === '';
+    if (!isOrigin) {
+      ctx.addIssue({ code: 'custom', input, message: `"${input}" is not ${what}` });
+      return z.NEVER;
+    }
+    return url.origin;
+  });
+}
+
+const allowedOriginSchema = originSchema('an origin; write scheme://host[:port]');
 
 /** `server.publicUrl`: the edge's public origin as clients reach it (no path: the MCP path is listen.path). */
-const publicUrlSchema = z.string().transform((input, ctx) => {
-  const url = URL.canParse(input) ? new URL(input) : undefined;
-  const isOrigin =
-    url !== undefined &&
-    (url.protocol === 'http:' || url.protocol === 'https:') &&
-    url.pathname === '/' &&
-    !input.endsWith('/') &&
-    url.search === '' &&
-    url.hash === '' &&
-    url.username === '' &&
-    url.password === '';
-  if (!isOrigin) {
-    ctx.addIssue({
-      code: 'custom',
-      input,
-      message: `"${input}" is not a public origin; write scheme://host[:port] (the MCP path is listen.path)`,
-    });
-    return z.NEVER;
-  }
-  return url.origin;
-});
+const publicUrlSchema = originSchema(
+  'a public origin; write scheme://host[:port] (the MCP path is listen.path)',
+);
 
 /** The request headers a browser MCP client sends (a preflight asks for them); the Streamable HTTP transport's own. */
 export const CORS_DEFAULT_ALLOWED_HEADERS = [

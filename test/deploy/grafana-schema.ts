@@ -6,8 +6,8 @@
 // unknown field (excess property checks, at any depth), every value of the wrong type or outside an
 // enum, and every missing required field.
 import { join } from 'node:path';
-import ts from 'typescript';
 import { REPO_ROOT } from '../support/processes.js';
+import { typeCheckProblems } from './typecheck-source.js';
 
 const SCHEMA = '@grafana/schema';
 const PANEL_CFG = (plugin: string, name: string) =>
@@ -112,36 +112,5 @@ export function dashboardProblems(dashboard: unknown): string[] {
     lineCount += statement.split('\n').length;
   });
   const source = lines.join('\n');
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const readFile = host.readFile.bind(host);
-  const fileExists = host.fileExists.bind(host);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.readFile = (path) => (path === fileName ? source : readFile(path));
-  host.fileExists = (path) => path === fileName || fileExists(path);
-  host.getSourceFile = (path, languageVersion, onError, shouldCreate) =>
-    path === fileName
-      ? ts.createSourceFile(path, source, languageVersion, true)
-      : getSourceFile(path, languageVersion, onError, shouldCreate);
-  const program = ts.createProgram([fileName], options, host);
-  const sourceFile = program.getSourceFile(fileName);
-  const diagnostics = [
-    ...program.getSyntacticDiagnostics(sourceFile),
-    ...program.getSemanticDiagnostics(sourceFile),
-  ];
-  return diagnostics.map((diagnostic) => {
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    if (diagnostic.file === undefined || diagnostic.start === undefined) return message;
-    const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    const origin = [...origins].reverse().find((entry) => entry.line <= line)?.origin ?? 'imports';
-    return `${origin}: ${message} (${diagnostic.file.text.split('\n')[line]?.trim() ?? ''})`;
-  });
+  return typeCheckProblems(fileName, source, origins, 'imports');
 }

@@ -8,8 +8,8 @@ import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitorin
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
-import ts from 'typescript';
 import { REPO_ROOT } from '../support/processes.js';
+import { typeCheckProblems } from './typecheck-source.js';
 
 export interface Manifest {
   /** Where it came from, for messages (e.g. `deployment.yaml#0`). */
@@ -90,36 +90,5 @@ export function typeProblems(manifests: readonly Manifest[]): string[] {
     lines.push(`export const m${index}: T${index} = ${JSON.stringify(manifest.value, null, 2)};`);
   });
   const source = lines.join('\n');
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const readFile = host.readFile.bind(host);
-  const fileExists = host.fileExists.bind(host);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.readFile = (path) => (path === fileName ? source : readFile(path));
-  host.fileExists = (path) => path === fileName || fileExists(path);
-  host.getSourceFile = (path, languageVersion, onError, shouldCreate) =>
-    path === fileName
-      ? ts.createSourceFile(path, source, languageVersion, true)
-      : getSourceFile(path, languageVersion, onError, shouldCreate);
-  const program = ts.createProgram([fileName], options, host);
-  const sourceFile = program.getSourceFile(fileName);
-  const diagnostics = [
-    ...program.getSyntacticDiagnostics(sourceFile),
-    ...program.getSemanticDiagnostics(sourceFile),
-  ];
-  return diagnostics.map((diagnostic) => {
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    if (diagnostic.file === undefined || diagnostic.start === undefined) return message;
-    const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    const origin = [...origins].reverse().find((entry) => entry.line <= line)?.origin ?? '?';
-    return `${origin}: ${message} (${diagnostic.file.text.split('\n')[line]?.trim() ?? ''})`;
-  });
+  return typeCheckProblems(fileName, source, origins, '?');
 }
