@@ -8,6 +8,7 @@ import type { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { Exchange } from './exchange.js';
+import type { SilenceWatch } from './silence-watch.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,6 +33,8 @@ export interface EdgeContext {
   sessions: SessionStore;
   streams: Set<RelayedStream>;
   upstream: Upstream;
+  /** One timer for the silence of every call's SSE answer (upstream.timeouts.answerStream). */
+  answerSilence: SilenceWatch;
 }
 
 /** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */

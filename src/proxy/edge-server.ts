@@ -26,6 +26,7 @@ import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
 import { headerValue } from './headers.js';
 import { relayResponse, upstreamFailed } from './response-relay.js';
+import { SilenceWatch } from './silence-watch.js';
 import { registerOAuthRoutes } from './well-known.js';
 
 export { EdgeError } from './edge-error.js';
@@ -57,6 +58,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     sessions: new SessionStore(),
     streams,
     upstream,
+    answerSilence: new SilenceWatch(config.upstream.timeouts.answerStream),
   };
   let runtime = runtimeOf(config);
   /** GET exchanges (standalone streams) still waiting for the upstream's answer. */

@@ -71,29 +71,21 @@ export function relaySse(ctx: EdgeContext, exchange: Exchange, reply: FastifyRep
   }
 
   // A call's stream that goes silent past upstream.timeouts.answerStream would leave its caller waiting.
-  const stallMs = longLived ? 0 : ctx.config.upstream.timeouts.answerStream;
-  let stall: NodeJS.Timeout | undefined;
-  function armStall(): void {
-    if (stallMs === 0) return;
-    if (stall !== undefined) stall.refresh();
-    else {
-      stall = setTimeout(() => {
+  const silence = longLived
+    ? undefined
+    : ctx.answerSilence.watch(() => {
+        const silentMs = ctx.config.upstream.timeouts.answerStream;
         reply.request.log.warn(
-          { tenant: exchange.tenant, silentMs: stallMs },
+          { tenant: exchange.tenant, silentMs },
           'upstream SSE answer went silent; ending it (upstream.timeouts.answerStream)',
         );
         stop(
-          `the MCP server sent nothing for ${stallMs} ms (upstream.timeouts.answerStream)`,
+          `the MCP server sent nothing for ${silentMs} ms (upstream.timeouts.answerStream)`,
           'upstream_timeout',
         );
-      }, stallMs);
-      stall.unref();
-    }
-  }
-  function disarmStall(): void {
-    if (stall !== undefined) clearTimeout(stall);
-  }
-  armStall();
+      });
+  const armStall = () => silence?.touch();
+  const disarmStall = () => silence?.stop();
 
   // Not pipeline(): a broken upstream must not cut the client's stream; it is finished cleanly instead.
   source.pipe(transform);

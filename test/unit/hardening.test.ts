@@ -11,6 +11,7 @@ import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { SessionStore } from '../../src/inspect/session-store.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 import { outcomeOf } from '../../src/proxy/exchange-end.js';
+import { SilenceWatch } from '../../src/proxy/silence-watch.js';
 import { resendDelay } from '../../src/upstream/http-upstream.js';
 
 /** The events a client dispatches from `text`, parsed by eventsource-parser (what both MCP SDKs use). */
@@ -163,5 +164,23 @@ describe('how an exchange ended', () => {
     const replaced = { outcome: undefined, summary: new ExchangeSummary() };
     replaced.summary.rejectedResponses = 1;
     expect(outcomeOf(replaced as never, true)).toBe('response_replaced');
+  });
+});
+
+describe('one timer watches the silence of every stream', () => {
+  it('calls a silent stream once, not one that keeps talking or was let go', async () => {
+    const watch = new SilenceWatch(80);
+    const fired: string[] = [];
+    const talking = watch.watch(() => fired.push('talking'));
+    watch.watch(() => fired.push('silent'));
+    const gone = watch.watch(() => fired.push('gone'));
+    gone.stop();
+    for (let i = 0; i < 8; i++) {
+      talking.touch();
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(fired).toEqual(['silent']);
+    talking.stop();
+    expect(new SilenceWatch(0).watch(() => fired.push('never'))).toBeDefined();
   });
 });
