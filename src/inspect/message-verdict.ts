@@ -61,44 +61,62 @@ function subjectFor(
   return own;
 }
 
-/** The ceiling that applies to a message of this subject, in bytes (null: none). */
-export function messageCeiling(ctx: JudgeContext, subject: MessageSubject): number | null {
-  const limits = resolveLimits(ctx.policy, {
-    tenant: ctx.tenant,
-    method: subject.method,
-    tool: subject.tool,
-  });
-  return ctx.direction === 'request'
-    ? limits.request.maxMessageBytes.value
-    : limits.response.maxMessageBytes.value;
+/** What a check sees of one complete message: its kind and id, what it is about, and its size as sent. */
+export interface CheckedMessage {
+  kind: MessageKind;
+  id: JsonRpcId | undefined;
+  subject: MessageSubject;
+  bytes: number;
+  /** The message was too large to hold: `bytes` is a lower bound. */
+  bytesIsLowerBound: boolean;
 }
 
-function verdictFor(
-  ctx: JudgeContext,
-  kind: MessageKind,
-  id: JsonRpcId | undefined,
-  subject: MessageSubject,
-  observedBytes: number,
-  lowerBound: boolean,
-): Verdict {
-  const limitBytes = messageCeiling(ctx, subject);
-  if (limitBytes === null || observedBytes <= limitBytes) return FORWARD;
-  const violation: LimitViolation = {
-    limit: ctx.direction === 'request' ? 'request.maxMessageBytes' : 'response.maxMessageBytes',
-    direction: ctx.direction,
-    limitValue: limitBytes,
-    observedValue: observedBytes,
-    observedIsLowerBound: lowerBound,
+/** A check of one message: the ceiling it crossed, or undefined. A message is refused by the first that trips. */
+export type MessageCheck = (ctx: JudgeContext, message: CheckedMessage) => LimitViolation | undefined;
+
+/** request.maxMessageBytes / response.maxMessageBytes of the message's subject. */
+export const messageSizeCheck: MessageCheck = (ctx, message) => {
+  const limits = resolveLimits(ctx.policy, {
     tenant: ctx.tenant,
-    method: subject.method,
-    tool: subject.tool,
-    id: id ?? null,
+    method: message.subject.method,
+    tool: message.subject.tool,
+  });
+  const limit = ctx.direction === 'request' ? 'request.maxMessageBytes' : 'response.maxMessageBytes';
+  const ceiling =
+    ctx.direction === 'request'
+      ? limits.request.maxMessageBytes.value
+      : limits.response.maxMessageBytes.value;
+  if (ceiling === null || message.bytes <= ceiling) return undefined;
+  return {
+    limit,
+    direction: ctx.direction,
+    limitValue: ceiling,
+    observedValue: message.bytes,
+    observedIsLowerBound: message.bytesIsLowerBound,
+    tenant: ctx.tenant,
+    method: message.subject.method,
+    tool: message.subject.tool,
+    id: message.id ?? null,
   };
+};
+
+/** Every check a message goes through, in order. A new check on messages is added here. */
+export const MESSAGE_CHECKS: readonly MessageCheck[] = [messageSizeCheck];
+
+/** The first check the message trips, counted and turned into what happens to it (enforce) or forwarded (observe). */
+function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
+  let violation: LimitViolation | undefined;
+  for (const check of MESSAGE_CHECKS) {
+    violation = check(ctx, message);
+    if (violation !== undefined) break;
+  }
+  if (violation === undefined) return FORWARD;
   if (ctx.mode === 'observe') {
     ctx.observer.limitExceeded(violation, 'observed');
     return FORWARD;
   }
   ctx.observer.limitExceeded(violation, 'rejected');
+  const { kind } = message;
   if (kind === 'notification' || kind === 'request') {
     const dropped = kind === 'request' ? 'request' : 'notification';
     return {
@@ -151,7 +169,7 @@ export function judgeMessage(
   if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list')
     ctx.observer.toolsListed?.(listedToolNames(value));
   rememberRequest(ctx, c.kind, c.id, own);
-  return verdictFor(ctx, c.kind, c.id, subject, bytes.length, false);
+  return verdictFor(ctx, { kind: c.kind, id: c.id, subject, bytes: bytes.length, bytesIsLowerBound: false });
 }
 
 /** What a streaming scan of an oversized message could tell without holding it. */
@@ -204,5 +222,5 @@ export function judgeOversized(
   };
   ctx.observer.message(ctx.direction, measurement, subject);
   rememberRequest(ctx, kind, id, own);
-  return verdictFor(ctx, kind, id, subject, observedBytes, lowerBound);
+  return verdictFor(ctx, { kind, id, subject, bytes: observedBytes, bytesIsLowerBound: lowerBound });
 }

@@ -1,9 +1,8 @@
 // Admission: which requests become exchanges, and which are refused before anything is read or sent
 // upstream (method, Host, Origin, credentials). Every exchange, refused or not, gets its tenant here.
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import type { EdgeContext } from './edge-context.js';
-import { EdgeError } from './edge-error.js';
 import { type EdgeRuntime, type Exchange, startExchange } from './exchange.js';
 import { headerValue } from './headers.js';
 import { hostOriginRefusal } from './host-origin.js';
@@ -11,8 +10,21 @@ import { hostOriginRefusal } from './host-origin.js';
 export const FORWARDED_METHODS = ['POST', 'GET', 'DELETE'] as const;
 const ALLOW = FORWARDED_METHODS.join(', ');
 
+/** What admission looks at: a request's method, headers and peer, nothing of Fastify's. */
+export interface AdmissionRequest {
+  method: string;
+  headers: IncomingHttpHeaders;
+  /** The client connection's remote address. */
+  peer: string | undefined;
+}
+
+/** An admitted exchange, or a refusal with the exchange it is logged and counted under. */
+export type Admission =
+  | { ok: true; exchange: Exchange }
+  | { ok: false; exchange: Exchange; refusal: EdgeHttpError };
+
 /** Why this request may not reach the upstream whatever its tenant, or undefined. */
-function refusalBeforeTenant(runtime: EdgeRuntime, request: FastifyRequest): EdgeHttpError | undefined {
+function refusalBeforeTenant(runtime: EdgeRuntime, request: AdmissionRequest): EdgeHttpError | undefined {
   if (!FORWARDED_METHODS.some((m) => m === request.method)) {
     return edgeRefusal(
       405,
@@ -28,14 +40,14 @@ function refusalBeforeTenant(runtime: EdgeRuntime, request: FastifyRequest): Edg
 }
 
 /**
- * Admits a request to the MCP endpoint as an exchange of its tenant, or throws the refusal (the exchange
- * is set then too, under the default tenant when the tenant is not known, so the refusal is logged and counted).
+ * Admits a request to the MCP endpoint as an exchange of its tenant, or refuses it (under the default tenant
+ * when the tenant is not known, so the refusal is logged and counted).
  */
 export async function admit(
-  ctx: EdgeContext,
+  ctx: Pick<EdgeContext, 'metrics'>,
   runtime: EdgeRuntime,
-  request: FastifyRequest,
-): Promise<Exchange> {
+  request: AdmissionRequest,
+): Promise<Admission> {
   const sessionId = headerValue(request.headers, 'mcp-session-id');
   const begin = (tenant: string) =>
     startExchange(
@@ -44,24 +56,15 @@ export async function admit(
       sessionId,
       ctx.metrics !== undefined ? [ctx.metrics.observerFor(tenant)] : [],
     );
-  const refuse = (answer: EdgeHttpError): never => {
-    request.edge = begin(runtime.defaultTenant);
-    request.edge.wireBytesBefore = request.raw.socket.bytesWritten;
-    throw new EdgeError(answer);
-  };
   const early = refusalBeforeTenant(runtime, request);
-  if (early !== undefined) refuse(early);
-  const decision = await runtime.tenants.resolve(request.headers, request.socket.remoteAddress);
+  if (early !== undefined) return { ok: false, exchange: begin(runtime.defaultTenant), refusal: early };
+  const decision = await runtime.tenants.resolve(request.headers, request.peer);
   if (decision.untrustedHeader) ctx.metrics?.untrustedTenantHeader();
   if (!decision.ok) {
-    refuse(
-      edgeRefusal(401, 'unauthenticated', decision.message, null, {
-        'www-authenticate': decision.wwwAuthenticate,
-      }),
-    );
+    const refusal = edgeRefusal(401, 'unauthenticated', decision.message, null, {
+      'www-authenticate': decision.wwwAuthenticate,
+    });
+    return { ok: false, exchange: begin(runtime.defaultTenant), refusal };
   }
-  const exchange = begin(decision.ok ? decision.tenant : runtime.defaultTenant);
-  exchange.wireBytesBefore = request.raw.socket.bytesWritten;
-  request.edge = exchange;
-  return exchange;
+  return { ok: true, exchange: begin(decision.tenant) };
 }

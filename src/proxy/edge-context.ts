@@ -35,6 +35,8 @@ export interface EdgeContext {
   upstream: Upstream;
   /** One timer for the silence of every call's SSE answer (upstream.timeouts.answerStream). */
   answerSilence: SilenceWatch;
+  /** One timer for the silence inside every JSON answer's body (upstream.timeouts.body). */
+  bodySilence: SilenceWatch;
 }
 
 /** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */

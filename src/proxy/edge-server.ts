@@ -59,6 +59,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     streams,
     upstream,
     answerSilence: new SilenceWatch(config.upstream.timeouts.answerStream),
+    bodySilence: new SilenceWatch(config.upstream.timeouts.body),
   };
   let runtime = runtimeOf(config);
   /** GET exchanges (standalone streams) still waiting for the upstream's answer. */
@@ -154,7 +155,15 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     reply.raw.once('close', () => {
       if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.metrics);
     });
-    await admit(ctx, runtime, request);
+    const admission = await admit(ctx, runtime, {
+      method: request.method,
+      headers: request.headers,
+      peer: request.socket.remoteAddress,
+    });
+    request.edge = admission.exchange;
+    // This exchange's bytes are what its connection carries from here on.
+    admission.exchange.wireBytesBefore = request.raw.socket.bytesWritten;
+    if (!admission.ok) throw new EdgeError(admission.refusal);
     if (headerValue(request.headers, 'expect')?.toLowerCase() === '100-continue') {
       request.sendContinue = () => {
         if (!reply.raw.headersSent) reply.raw.writeContinue();

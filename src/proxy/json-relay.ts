@@ -27,20 +27,11 @@ export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyRe
   );
   let passThrough: PassThrough | undefined;
   // A JSON answer that stalls mid-body would leave the client waiting: past the body timeout it gets a 504.
-  const stallMs = ctx.config.upstream.timeouts.body;
-  let stall: NodeJS.Timeout | undefined;
-  const armStall = () => {
-    if (stallMs === 0) return;
-    if (stall !== undefined) stall.refresh();
-    else {
-      stall = setTimeout(() => source.destroy(new StalledBodyError(stallMs)), stallMs);
-      stall.unref();
-    }
-  };
-  const disarmStall = () => {
-    if (stall !== undefined) clearTimeout(stall);
-  };
-  armStall();
+  const silence = ctx.bodySilence.watch(() =>
+    source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body)),
+  );
+  const armStall = () => silence.touch();
+  const disarmStall = () => silence.stop();
   // A client that leaves takes the upstream body with it.
   reply.raw.once('close', () => {
     disarmStall();

@@ -5,7 +5,7 @@ import { CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
 import { limitErrorMessage } from '../../src/core/errors.js';
 import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
-import type { JudgeContext } from '../../src/inspect/message-verdict.js';
+import { type JudgeContext, MESSAGE_CHECKS, messageSizeCheck } from '../../src/inspect/message-verdict.js';
 import { ExchangeSummary } from '../../src/inspect/observer.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
 
@@ -136,5 +136,37 @@ describe('the table', () => {
       observedBytesIsLowerBound: true,
     });
     expect(body.error.message).toMatch(/^Response message \(tools\/call "x"\) is at least 2,048 bytes/);
+  });
+});
+
+describe('message checks', () => {
+  it('the size check trips one byte over its ceiling, for the subject the message is about', () => {
+    const sized: LimitPolicy = {
+      defaults: {
+        response: { maxMessageBytes: 100 },
+        tools: { big: { response: { maxMessageBytes: 1000 } } },
+      },
+      tenants: {},
+    };
+    const ctx = {
+      ...requestContext(sized, 'enforce', new ExchangeSummary()),
+      direction: 'response' as const,
+    };
+    const message = (bytes: number, tool: string) => ({
+      kind: 'result' as const,
+      id: 1,
+      subject: { method: 'tools/call', tool },
+      bytes,
+      bytesIsLowerBound: false,
+    });
+    expect(MESSAGE_CHECKS).toContain(messageSizeCheck);
+    expect(messageSizeCheck(ctx, message(100, 'small'))).toBeUndefined();
+    expect(messageSizeCheck(ctx, message(101, 'small'))).toMatchObject({
+      limit: 'response.maxMessageBytes',
+      limitValue: 100,
+      observedValue: 101,
+      tool: 'small',
+    });
+    expect(messageSizeCheck(ctx, message(1000, 'big'))).toBeUndefined();
   });
 });

@@ -1,0 +1,70 @@
+// Admission without Fastify or sockets: which requests become exchanges of which tenant, and the refusals.
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { admit } from '../../src/proxy/admission.js';
+import { runtimeOf } from '../../src/proxy/exchange.js';
+import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
+
+function runtime(yaml: string) {
+  const { config } = parseConfigText(
+    `upstream: { url: http://127.0.0.1:3000/mcp }\n${yaml}`,
+    'edge.yaml',
+    {},
+  );
+  return runtimeOf(config);
+}
+
+const KEY = 'k-acme-0123456789';
+const edge = runtime(
+  [
+    'server: { allowedHosts: [mcp.example.com], allowedOrigins: ["https://app.example.com"] }',
+    `tenancy: { resolve: [ { apiKey: { header: x-api-key, tenants: { acme: ["${sha256Hex(KEY)}"] } } } ] }`,
+    'tenants: { acme: {} }',
+  ].join('\n'),
+);
+const ctx = { metrics: undefined };
+const host = { host: 'mcp.example.com' };
+
+describe('admit', () => {
+  it('admits a request with a right key as an exchange of its tenant, with its session', async () => {
+    const admission = await admit(ctx, edge, {
+      method: 'POST',
+      headers: { ...host, 'x-api-key': KEY, 'mcp-session-id': 's-1' },
+      peer: '127.0.0.1',
+    });
+    expect(admission.ok).toBe(true);
+    expect(admission.exchange).toMatchObject({ tenant: 'acme', sessionId: 's-1', mode: 'enforce' });
+  });
+
+  it('gives a request without a credential the default tenant', async () => {
+    const admission = await admit(ctx, edge, { method: 'GET', headers: host, peer: '127.0.0.1' });
+    expect(admission).toMatchObject({ ok: true, exchange: { tenant: 'default' } });
+  });
+
+  it.each([
+    ['a method the endpoint does not take', { method: 'PUT', headers: host }, 405, 'method_not_allowed'],
+    ['a foreign Host', { method: 'POST', headers: { host: 'evil.example' } }, 403, 'forbidden_host'],
+    [
+      'a foreign Origin',
+      { method: 'POST', headers: { ...host, origin: 'https://evil.example' } },
+      403,
+      'forbidden_origin',
+    ],
+    [
+      'a wrong API key',
+      { method: 'POST', headers: { ...host, 'x-api-key': 'wrong' } },
+      401,
+      'unauthenticated',
+    ],
+  ])('refuses %s under the default tenant', async (_what, request, status, reason) => {
+    const admission = await admit(ctx, edge, { ...request, peer: '127.0.0.1' });
+    expect(admission.ok).toBe(false);
+    if (admission.ok) return;
+    expect(admission.exchange.tenant).toBe('default');
+    expect(admission.refusal.status).toBe(status);
+    expect(JSON.parse(admission.refusal.body)).toMatchObject({
+      error: { data: { reason, enforcedBy: 'mcp-edge' } },
+    });
+    if (status === 405) expect(admission.refusal.headers.allow).toBe('POST, GET, DELETE');
+  });
+});
