@@ -2,7 +2,7 @@
 // Mcp-Method, Mcp-Name, Mcp-Param-*, Authorization, WWW-Authenticate, ...) pass untouched; hop-by-hop
 // headers stop here (RFC 9110 section 7.6.1), and so do the edge's own credentials and identity headers;
 // forwarding headers are believed only from a trusted proxy.
-const HOP_BY_HOP = [
+export const HOP_BY_HOP = [
   'connection',
   'keep-alive',
   'proxy-connection',

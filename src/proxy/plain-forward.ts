@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { EdgeConfig } from '../config/schema.js';
+import { HOP_BY_HOP } from './headers.js';
 
 /** Largest answer read from the upstream on these paths (metadata, a token, a login page). */
 export const PLAIN_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -27,17 +28,7 @@ const PASSED_REQUEST_HEADERS = [
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'dpop'] as const;
 
 /** Response headers that do not cross (hop-by-hop, and the framing Fastify sets itself). */
-const DROPPED_RESPONSE_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'content-length',
-]);
+const DROPPED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([...HOP_BY_HOP, 'content-length']);
 
 export interface PlainAnswer {
   status: number;
