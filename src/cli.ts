@@ -13,6 +13,8 @@ import {
 } from './config/load.js';
 import { formatEffectiveConfig } from './config/print.js';
 import { resolveLimits } from './core/limits.js';
+import { formatHostExplanation } from './hosts/explain-host.js';
+import { DEFAULT_HOST_BUDGETS, HostTable } from './hosts/host-table.js';
 import { ListenError, startEdge } from './run.js';
 import { sha256Hex } from './tenancy/tenant-resolver.js';
 
@@ -24,6 +26,9 @@ const USAGE = `Usage:
   mcp-edge check-config FILE             validate FILE and print the effective config
   mcp-edge explain --config FILE --tenant T [--method M] [--tool X]
                                          print the effective limits for T and where each comes from
+  mcp-edge explain --config FILE --host NAME [--tenant T] [--tool X]
+                                         print the host profile NAME (or the host a client NAME maps to),
+                                         its budget, its sources, and hostBudgets.action for T and X
   mcp-edge hash-key < key.txt            print the SHA-256 of an API key read from stdin (for tenancy.resolve apiKey)
   mcp-edge --help | --version
 
@@ -173,6 +178,26 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(formatEffectiveConfig(loaded));
     for (const warning of loaded.warnings ?? []) process.stderr.write(`${warning}\n`);
     process.stderr.write(`${file}: configuration is valid\n`);
+    return 0;
+  }
+  if (command === 'explain' && values.host !== undefined) {
+    if (values.config === undefined || rest.length > 0 || values.method !== undefined) {
+      throw new UsageError('explain --host takes --config FILE --host NAME [--tenant T] [--tool X]');
+    }
+    const { config } = await loadConfigFile(values.config);
+    const table = new HostTable(config.hosts ?? {}, config.hostBudgets ?? DEFAULT_HOST_BUDGETS);
+    const text = formatHostExplanation(
+      table,
+      values.host,
+      values.tenant ?? config.tenancy.default,
+      values.tool,
+    );
+    if (text === undefined) {
+      throw new UsageError(
+        `no host profile matches "${values.host}"; its results count as host "other" (profiles: ${table.profiles.map((p) => p.name).join(', ')})`,
+      );
+    }
+    process.stdout.write(text);
     return 0;
   }
   if (command === 'explain') {

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { CEILINGS, type Ceiling } from '../core/ceilings.js';
 import { basicCredentialProblem } from '../core/url-credentials.js';
+import { hostBudgetsSchema, hostsSchema } from './hosts-schema.js';
 import { DURATION_PATTERN, formatSize, parseDuration, parseSize, SIZE_PATTERN } from './sizes.js';
 
 function messageOf(error: unknown): string {
@@ -667,6 +668,9 @@ export const edgeConfigSchema = z
       })
       .prefault({}),
     tenants: z.record(tenantIdSchema, tenantSchema).default({}),
+    // Host profiles (src/hosts) and what happens to a result over the budget of the host that called.
+    hosts: hostsSchema,
+    hostBudgets: hostBudgetsSchema,
   })
   .superRefine(checkCrossReferences, { when: () => true });
 

@@ -20,6 +20,7 @@ export type EdgeErrorReason =
   | 'forbidden_origin'
   | 'method_not_allowed'
   | 'pagination_bound_exceeded'
+  | 'host_budget_exceeded'
   | 'shutting_down';
 
 export interface JsonRpcErrorMessage {
@@ -225,4 +226,47 @@ export function edgeRefusal(
     error: { code: CODE_REQUEST_REFUSED, message, data: { reason, enforcedBy: 'mcp-edge' } },
   };
   return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify(body) };
+}
+
+/** A tool result over the budget of the host that called (hostBudgets.action: refuse), in the host's own unit. */
+export interface HostBudgetViolation {
+  host: string;
+  /** The host's readable name (Claude Code, Gemini CLI, ...). */
+  title: string;
+  unit: 'tokens' | 'characters' | 'bytes' | 'lines';
+  budget: number;
+  observed: number;
+  observedIsLowerBound: boolean;
+  tenant: string;
+  tool: string | undefined;
+  id: JsonRpcId;
+}
+
+/**
+ * The error that replaces a tool result over its host's budget. Hosts show a tool error to the model, so the
+ * message tells the model what to do next: call again, narrower or by page. Nothing of the result is kept.
+ */
+export function hostBudgetErrorMessage(v: HostBudgetViolation): JsonRpcErrorMessage {
+  const n = (value: number) => value.toLocaleString('en-US');
+  const size = `${v.observedIsLowerBound ? 'at least ' : ''}${n(v.observed)} ${v.unit}`;
+  const what = v.tool !== undefined ? `The result of tool "${v.tool}"` : 'The tool result';
+  return {
+    jsonrpc: '2.0',
+    id: v.id,
+    error: {
+      code: CODE_RESPONSE_UNDELIVERABLE,
+      message: `${what} is ${size}, over the ${n(v.budget)}-${v.unit.replace(/s$/, '')} budget of ${v.title}, the host that called it; mcp-edge replaced it whole (set by the mcp-edge operator for tenant "${v.tenant}") rather than let the host cut it. Call the tool again with narrower arguments (a filter, fewer fields, a smaller limit) or with its pagination parameters (cursor, page, offset) to get the result in parts.`,
+      data: {
+        reason: 'host_budget_exceeded',
+        host: v.host,
+        unit: v.unit,
+        budget: v.budget,
+        observed: v.observed,
+        observedIsLowerBound: v.observedIsLowerBound,
+        tenant: v.tenant,
+        ...(v.tool !== undefined ? { tool: v.tool } : {}),
+        enforcedBy: 'mcp-edge',
+      },
+    },
+  };
 }

@@ -53,6 +53,8 @@ export interface EffectiveLimits {
 export interface MessageSubject {
   method: string | undefined;
   tool: string | undefined;
+  /** For a request from the client (and so for its answer): the host label of the client that sent it. */
+  host?: string | undefined;
 }
 
 /** A ceiling that a message or body went over. Carries everything the error contract and the metrics need. */

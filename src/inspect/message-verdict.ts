@@ -14,8 +14,10 @@ import type {
   MessageMeasurement,
   MessageSubject,
 } from '../core/types.js';
+import { type HostJudgeContext, judgeHostBudget } from '../hosts/host-judge.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
+import { describedTools, hostOfRequest, toolAnswerError } from './tool-answers.js';
 
 /** Everything needed to judge the messages of one exchange in one direction. */
 export interface JudgeContext {
@@ -30,11 +32,22 @@ export interface JudgeContext {
   answeredInSession: PendingRequests | undefined;
   /** Where requests seen in this direction are remembered, so their answers can be attributed. */
   remember: ((id: JsonRpcId, subject: MessageSubject) => void) | undefined;
+  /** Host budgets (src/hosts): the runtime's host table and this exchange's tenant. */
+  hosts?: HostJudgeContext | undefined;
+  /** Requests: the host label of this exchange's client (its session's initialize, else its User-Agent). */
+  host?: string | undefined;
+  /** Requests: an initialize named the client; the session keeps its host once the upstream accepts it. */
+  noteHost?: ((host: string) => void) | undefined;
 }
 
 export type Verdict =
   | { action: 'forward' }
-  | { action: 'replace'; replacement: JsonRpcErrorMessage; violation: LimitViolation }
+  | {
+      action: 'replace';
+      replacement: JsonRpcErrorMessage;
+      /** The ceiling crossed; undefined for a tool result over its host's budget (hostBudgets: refuse). */
+      violation: LimitViolation | undefined;
+    }
   | {
       action: 'drop';
       violation: LimitViolation;
@@ -161,15 +174,35 @@ export function judgeMessage(
   value: unknown,
   c: Classified = classifyMessage(value),
 ): Verdict {
-  const own: MessageSubject = { method: c.method, tool: c.tool };
+  const own: MessageSubject =
+    ctx.direction === 'request'
+      ? { method: c.method, tool: c.tool, host: hostOfRequest(ctx, value, c.method) }
+      : { method: c.method, tool: c.tool };
   const subject = subjectFor(ctx, c.kind, c.id, own);
   const measurement = measureMessage(bytes, value, subject, c);
   ctx.observer.message(ctx.direction, measurement, subject);
+  const answersToolCall = ctx.direction === 'response' && subject.method === 'tools/call';
+  if (answersToolCall && (c.kind === 'result' || c.kind === 'error'))
+    ctx.observer.toolAnswered?.(subject.tool, toolAnswerError(c.kind, value));
   // The server's own answer to tools/list names its real tools (the metrics keep their labels).
-  if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list')
+  if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list') {
     ctx.observer.toolsListed?.(listedToolNames(value));
+    if (ctx.observer.toolsDescribed !== undefined) ctx.observer.toolsDescribed(describedTools(value));
+  }
   rememberRequest(ctx, c.kind, c.id, own);
-  return verdictFor(ctx, { kind: c.kind, id: c.id, subject, bytes: bytes.length, bytesIsLowerBound: false });
+  const verdict = verdictFor(ctx, {
+    kind: c.kind,
+    id: c.id,
+    subject,
+    bytes: bytes.length,
+    bytesIsLowerBound: false,
+  });
+  if (verdict.action !== 'forward' || !answersToolCall || c.kind !== 'result' || ctx.hosts === undefined)
+    return verdict;
+  const replacement = judgeHostBudget(ctx.hosts, value, measurement, subject, c.id, (o) =>
+    ctx.observer.hostBudget?.(o),
+  );
+  return replacement === undefined ? verdict : { action: 'replace', replacement, violation: undefined };
 }
 
 /** What a streaming scan of an oversized message could tell without holding it. */

@@ -1,6 +1,8 @@
 // What the inspectors report while they work. The metrics registry and the exchange log implement it;
 // the inspectors never know which.
 import type { Direction, LimitViolation, MessageMeasurement, MessageSubject } from '../core/types.js';
+import type { HostBudgetObservation } from '../hosts/host-judge.js';
+import type { ToolAnswerError, ToolDescriptorWeight } from './tool-answers.js';
 
 export type LimitAction = 'rejected' | 'observed';
 
@@ -13,6 +15,12 @@ export interface InspectionObserver {
   unparsable(direction: Direction, bytes: number, reason: string): void;
   /** The tool names of a `tools/list` result from the upstream (the server's own tools). */
   toolsListed?(names: readonly string[]): void;
+  /** Each tool of a `tools/list` page from the upstream and the bytes of its descriptor. */
+  toolsDescribed?(tools: readonly ToolDescriptorWeight[]): void;
+  /** An answer from the upstream to tools/call: `error` says whether it is one (never the edge's own refusals). */
+  toolAnswered?(tool: string | undefined, error: ToolAnswerError | undefined): void;
+  /** A tools/call result measured against the budget of the host that called. */
+  hostBudget?(observation: HostBudgetObservation): void;
 }
 
 /** Fans one observation out to several observers (log summary, metrics). */
@@ -30,6 +38,15 @@ export function combineObservers(...observers: InspectionObserver[]): Inspection
     toolsListed: (names) => {
       for (const o of observers) o.toolsListed?.(names);
     },
+    toolsDescribed: (tools) => {
+      for (const o of observers) o.toolsDescribed?.(tools);
+    },
+    toolAnswered: (tool, error) => {
+      for (const o of observers) o.toolAnswered?.(tool, error);
+    },
+    hostBudget: (observation) => {
+      for (const o of observers) o.hostBudget?.(observation);
+    },
   };
 }
 
@@ -42,8 +59,11 @@ export class ExchangeSummary implements InspectionObserver {
   tools = new Set<string>();
   violations: { limit: string; action: LimitAction; observed: number; id: unknown }[] = [];
   unparsableMessages = 0;
-  /** Messages towards the client that a ceiling replaced or dropped (enforced, not observed). */
+  /** Messages towards the client that a ceiling or a host budget replaced or dropped (enforced, not observed). */
   rejectedResponses = 0;
+  /** Tool results over the budget of the host that called. */
+  hostBudgets: ({ host: string; tool: string | undefined } & NonNullable<HostBudgetObservation['over']>)[] =
+    [];
 
   message(direction: Direction, m: MessageMeasurement, subject: MessageSubject): void {
     if (direction === 'request') {
@@ -65,5 +85,12 @@ export class ExchangeSummary implements InspectionObserver {
 
   unparsable(): void {
     this.unparsableMessages++;
+  }
+
+  hostBudget(o: HostBudgetObservation): void {
+    if (o.over?.action === 'refused') this.rejectedResponses++;
+    if (o.over !== undefined && this.hostBudgets.length < 16) {
+      this.hostBudgets.push({ host: o.host, tool: o.tool, ...o.over });
+    }
   }
 }

@@ -22,7 +22,8 @@ function entryBytes(key: string, id: JsonRpcId, subject: MessageSubject): number
     key.length +
     (typeof id === 'string' ? id.length : 0) +
     (subject.method?.length ?? 0) +
-    (subject.tool?.length ?? 0);
+    (subject.tool?.length ?? 0) +
+    (subject.host?.length ?? 0);
   return ENTRY_OVERHEAD_BYTES + 2 * chars;
 }
 

@@ -137,7 +137,8 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
   let refusal: EdgeHttpError | undefined;
   for (const message of parsed.messages) {
     const verdict = judgeMessage(ctx, message.bytes, message.value, message);
-    if (verdict.action !== 'forward' && refusal === undefined) refusal = requestRefusal(verdict.violation);
+    if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
+      refusal = requestRefusal(verdict.violation);
     if (message.kind === 'request' && message.id !== undefined) {
       if (message.method !== undefined && PAGINATED_METHODS.has(message.method)) {
         listings.push({ id: message.id, method: message.method, continues: hasCursor(message.value) });

@@ -11,6 +11,8 @@ export interface SessionState {
   toClient: PendingRequests;
   /** Pages requested per listing method (the pagination guard). */
   pages: Map<string, number>;
+  /** The host label its initialize's clientInfo named (src/hosts), for the session's later exchanges. */
+  host: string | undefined;
   lastSeen: number;
 }
 
@@ -74,6 +76,7 @@ export class SessionStore {
         toServer: new PendingRequests(this.limits.pending, this.now, this.#tally),
         toClient: new PendingRequests(this.limits.pending, this.now, this.#tally),
         pages: new Map(),
+        host: undefined,
         lastSeen: 0,
       };
     }

@@ -19,8 +19,9 @@ import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
 import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
+import { createToolRecorders, type ToolRecorders } from './tool-metrics.js';
 
-export interface EdgeMetrics {
+export interface EdgeMetrics extends ToolRecorders {
   registry: Registry;
   /** Observer bound to one exchange's tenant; the proxy combines it with its own per-exchange summary. */
   observerFor(tenant: string): InspectionObserver;
@@ -270,6 +271,7 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
 
   return {
     registry,
+    ...createToolRecorders(families, guards),
     observerFor(tenant) {
       return (
         observers.get(tenant) ?? remember(observers, tenant, createTenantObserver(tenant, families, guards))

@@ -21,6 +21,11 @@ export const SECONDS_BUCKETS: readonly number[] = Object.freeze([
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
 ]);
 
+/** A tool result's size as a share of the calling host's budget: 1 is the budget itself. */
+export const SHARE_BUCKETS: readonly number[] = Object.freeze([
+  0.1, 0.25, 0.5, 0.75, 0.9, 1, 1.25, 1.5, 2, 4, 10,
+]);
+
 /** The registry's default label on every family (and on the process metrics). */
 export const UPSTREAM_LABEL = 'upstream';
 
@@ -39,6 +44,13 @@ export const METRIC_NAMES = Object.freeze({
   untrustedTenantHeader: 'mcp_edge_untrusted_tenant_header_total',
   configReloads: 'mcp_edge_config_reloads_total',
   configInfo: 'mcp_edge_config_info',
+  hostBudgetExceeded: 'mcp_edge_host_budget_exceeded_total',
+  hostBudgetShare: 'mcp_edge_host_budget_share',
+  callDuration: 'mcp_edge_call_duration_seconds',
+  toolErrors: 'mcp_edge_tool_errors_total',
+  toolDescriptorBytes: 'mcp_edge_tool_descriptor_bytes',
+  toolCatalogBytes: 'mcp_edge_tool_catalog_bytes',
+  toolCatalogTools: 'mcp_edge_tool_catalog_tools',
 });
 
 /** Creates every family on `registry` (each family exists once per registry). */
@@ -130,6 +142,50 @@ export function createFamilies(registry: Registry) {
       name: METRIC_NAMES.configInfo,
       help: 'The configuration in use: its SHA-256 and where it was loaded from (always 1).',
       labelNames: ['sha256', 'source'] as const,
+      registers,
+    }),
+    hostBudgetExceeded: new Counter({
+      name: METRIC_NAMES.hostBudgetExceeded,
+      help: 'Tool results over the budget of the host that called (host profiles: docs/limits.md), in the host unit. action=refused: replaced by an error (hostBudgets: refuse); observed: forwarded.',
+      labelNames: ['host', 'tenant', 'tool', 'unit', 'action'] as const,
+      registers,
+    }),
+    hostBudgetShare: new Histogram({
+      name: METRIC_NAMES.hostBudgetShare,
+      help: 'Size of each tool result as a share of the calling host budget (1 = the budget; below 0.5 an upper bound from raw bytes, tokens as bytes/4).',
+      labelNames: ['host', 'tenant'] as const,
+      buckets: [...SHARE_BUCKETS],
+      registers,
+    }),
+    callDuration: new Histogram({
+      name: METRIC_NAMES.callDuration,
+      help: 'Seconds of a whole POST exchange, from the request received to the last byte of its answer (a streamed call included), by its method and tool (method "batch" for a batch).',
+      labelNames: ['tenant', 'method', 'tool'] as const,
+      buckets: [...SECONDS_BUCKETS],
+      registers,
+    }),
+    toolErrors: new Counter({
+      name: METRIC_NAMES.toolErrors,
+      help: 'Tool calls the MCP server answered with an error: kind=is_error (a result with isError: true) or jsonrpc_error. The edge own refusals are not counted here.',
+      labelNames: ['tenant', 'tool', 'kind'] as const,
+      registers,
+    }),
+    toolDescriptorBytes: new Gauge({
+      name: METRIC_NAMES.toolDescriptorBytes,
+      help: 'Bytes of each tool descriptor in tools/list (compact JSON: name, description, schemas, annotations), as last listed; __other__ sums the tools past the label bound.',
+      labelNames: ['tenant', 'tool'] as const,
+      registers,
+    }),
+    toolCatalogBytes: new Gauge({
+      name: METRIC_NAMES.toolCatalogBytes,
+      help: 'Bytes of all tool descriptors listed by the MCP server (every page), the context a host pays for the catalog.',
+      labelNames: ['tenant'] as const,
+      registers,
+    }),
+    toolCatalogTools: new Gauge({
+      name: METRIC_NAMES.toolCatalogTools,
+      help: 'Distinct tools listed by the MCP server (every page).',
+      labelNames: ['tenant'] as const,
       registers,
     }),
   };

@@ -40,6 +40,13 @@ export class LabelGuard {
     return value;
   }
 
+  /** The label `value` already has, or `__other__`: never takes a slot (for names that are not wire traffic). */
+  peek(value: string): string {
+    return this.admitted.has(value) || this.reserved.has(value) || this.listed.has(value)
+      ? value
+      : OTHER_LABEL;
+  }
+
   /** Replaces the reserved names (on every config load). They do not count against the cap. */
   reserve(values: Iterable<string>): void {
     const reserved = new Set<string>();

@@ -54,7 +54,8 @@ export async function admit(
       runtime,
       tenant,
       sessionId,
-      ctx.metrics !== undefined ? [ctx.metrics.observerFor(tenant)] : [],
+      ctx.metrics !== undefined ? [ctx.metrics.observerFor(tenant), ctx.metrics.toolObserverFor(tenant)] : [],
+      headerValue(request.headers, 'user-agent'),
     );
   const early = refusalBeforeTenant(runtime, request);
   if (early !== undefined) return { ok: false, exchange: begin(runtime.defaultTenant), refusal: early };

@@ -16,6 +16,19 @@ export function outcomeOf(exchange: Exchange, responseComplete: boolean): Outcom
   return exchange.summary.rejectedResponses > 0 ? 'response_replaced' : 'forwarded';
 }
 
+/** The whole call, request received to the answer's last byte, under its method and tool ("batch" for several). */
+function recordCall(exchange: Exchange, metrics: EdgeMetrics): void {
+  const s = exchange.summary;
+  if (s.requestMessages === 0) return;
+  const single = s.requestMessages === 1;
+  metrics.callFinished({
+    tenant: exchange.tenant,
+    method: single ? s.methods.values().next().value : 'batch',
+    tool: single ? s.tools.values().next().value : undefined,
+    seconds: elapsedMs(exchange.startedAt) / 1000,
+  });
+}
+
 function elapsedMs(since: bigint): number {
   return Number(process.hrtime.bigint() - since) / 1e6;
 }
@@ -31,6 +44,8 @@ export function recordExchangeEnd(
   const outcome = outcomeOf(exchange, res.writableFinished);
   const status = res.headersSent ? res.statusCode : CLIENT_CLOSED_STATUS;
   metrics?.exchangeFinished({ tenant: exchange.tenant, httpMethod: request.method, status, outcome });
+  if (metrics !== undefined && request.method === 'POST' && res.writableFinished)
+    recordCall(exchange, metrics);
   // The line is built only when it will be written (the benchmark runs at warn).
   if (!(request.log as unknown as Logger).isLevelEnabled('info')) return;
   const s = exchange.summary;

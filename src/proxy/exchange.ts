@@ -6,6 +6,7 @@ import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
 import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
+import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
 import type { JudgeContext } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
 import { PendingRequests } from '../inspect/pending-requests.js';
@@ -24,6 +25,8 @@ export interface EdgeRuntime {
   maxPagesPerListing: number;
   /** `server.trustedProxies`: the peers whose forwarding headers are believed. */
   trustedProxies: TrustedProxies;
+  /** Host profiles and hostBudgets (src/hosts). */
+  hosts: HostTable;
   /** Largest ceilings per tenant, computed once per runtime (they bound what the edge holds). */
   holdCache: Map<string, { response: number | null; requestBody: number | null }>;
 }
@@ -37,6 +40,7 @@ export function runtimeOf(config: EdgeConfig): EdgeRuntime {
     allowedOrigins: config.server.allowedOrigins,
     maxPagesPerListing: config.pagination.maxPagesPerListing,
     trustedProxies: new TrustedProxies(config.server.trustedProxies),
+    hosts: new HostTable(config.hosts ?? {}, config.hostBudgets ?? DEFAULT_HOST_BUDGETS),
     holdCache: new Map(),
   };
 }
@@ -75,6 +79,10 @@ export interface Exchange {
   upstreamSentAt: bigint | undefined;
   /** Set where the edge decides how the exchange ends; unset, it is decided when the response closes. */
   outcome: Outcome | undefined;
+  /** The first product of the client's User-Agent: the host when nothing else names it. */
+  userAgentProduct: string | undefined;
+  /** The host an initialize in this exchange named; the session keeps it once the upstream accepts it. */
+  initializedHost: string | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -85,6 +93,7 @@ export function startExchange(
   tenant: string,
   sessionId: string | undefined,
   observers: InspectionObserver[],
+  userAgent?: string,
 ): Exchange {
   const summary = new ExchangeSummary();
   return {
@@ -102,6 +111,8 @@ export function startExchange(
     upstreamStatus: undefined,
     upstreamSentAt: undefined,
     outcome: undefined,
+    userAgentProduct: userAgentProduct(userAgent),
+    initializedHost: undefined,
   };
 }
 
@@ -122,11 +133,16 @@ export function judgeContext(
     policy: exchange.runtime.policy,
     mode: exchange.mode,
     observer: exchange.observer,
+    hosts: { hosts: exchange.runtime.hosts, tenant: exchange.tenant },
   };
   if (direction === 'request') {
     // Requests from the client are answered by the server: remember them for this exchange.
     return {
       ...base,
+      host: session?.host ?? exchange.runtime.hosts.hostOf(exchange.userAgentProduct),
+      noteHost: (host: string) => {
+        exchange.initializedHost = host;
+      },
       answered: undefined,
       answeredInSession: session?.toClient,
       remember: (id: JsonRpcId, subject: MessageSubject) => {
@@ -156,6 +172,7 @@ export function judgeContext(
 export function acceptedBySession(exchange: Exchange, sessions: SessionStore): void {
   if (exchange.sessionId === undefined) return;
   const session = sessions.accept(exchange.sessionId);
+  if (exchange.initializedHost !== undefined) session.host = exchange.initializedHost;
   for (const [id, subject] of exchange.pending.entries()) session.toServer.remember(id, subject);
   sessions.trim();
 }

@@ -1,0 +1,57 @@
+// The `hosts:` and `hostBudgets:` sections: host profiles over the built-ins, and what happens to a tool
+// result over the budget of the host that called (src/hosts). Strict like the rest of the config.
+import { z } from 'zod';
+import { HOST_CHANNELS, HOST_UNITS, type HostUnit } from '../hosts/profiles.js';
+
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const keySchema = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .refine((name) => !RESERVED_KEYS.has(name), { error: 'this name is reserved' });
+
+/** A host name is a label value: short, plain. `other` is every unknown host's. */
+const hostNameSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, {
+    error: 'a host name is 1 to 64 characters of a-z, 0-9, "_", "." or "-", starting with a letter or digit',
+  })
+  .refine((name) => name !== 'other', { error: '"other" is the label of every host no profile matches' });
+
+const budgetShape = Object.fromEntries(
+  HOST_UNITS.map((unit) => [unit, z.number().int().min(1).optional()]),
+) as Record<HostUnit, z.ZodOptional<z.ZodNumber>>;
+
+const hostEntrySchema = z.strictObject({
+  title: z.string().min(1).optional(),
+  // Patterns tried against the client's name (clientInfo.name, else the User-Agent's first product); `*` is a wildcard.
+  match: z.array(z.string().min(1)).min(1).optional(),
+  // In the host's own units; given, they replace the built-in's budgets.
+  budgets: z
+    .strictObject(budgetShape)
+    .refine((b) => Object.values(b).some((v) => v !== undefined), {
+      error: `give at least one of ${HOST_UNITS.join(', ')}`,
+    })
+    .optional(),
+  channels: z.enum(HOST_CHANNELS).optional(),
+});
+
+// Absent sections stay absent in the normalized config (the built-ins and `observe` apply).
+export const hostsSchema = z.record(hostNameSchema, hostEntrySchema).optional();
+
+const actionSchema = z.enum(['observe', 'refuse']);
+const toolActionsSchema = z.record(keySchema, z.strictObject({ action: actionSchema }));
+
+export const hostBudgetsSchema = z
+  .strictObject({
+    // observe: count and forward; refuse: replace the result with an error for the same id.
+    action: actionSchema.default('observe'),
+    tools: toolActionsSchema.optional(),
+    tenants: z
+      .record(
+        keySchema,
+        z.strictObject({ action: actionSchema.optional(), tools: toolActionsSchema.optional() }),
+      )
+      .optional(),
+  })
+  .optional();
