@@ -221,6 +221,22 @@ function feedTraffic(metrics: EdgeMetrics): void {
   metrics.untrustedTenantHeader();
   metrics.configReloaded('success');
   metrics.configReloaded('failure');
+  // Issue 15: a result over Claude Code's budget, one within Gemini CLI's, a tool error, a call, the catalog.
+  const acmeTools = metrics.toolObserverFor('acme');
+  acmeTools.hostBudget?.({
+    host: 'claude-code',
+    tenant: 'acme',
+    tool: 'export',
+    share: 2.4,
+    over: { unit: 'tokens', budget: 25_000, observed: 60_000, action: 'observed' },
+  });
+  acmeTools.hostBudget?.({ host: 'gemini-cli', tenant: 'acme', tool: 'export', share: 0.3, over: undefined });
+  acmeTools.toolAnswered?.('export', 'is_error');
+  acmeTools.toolsDescribed?.([
+    { name: 'export', bytes: 1_200 },
+    { name: 'not-listed-anywhere', bytes: 800 },
+  ]);
+  metrics.callFinished({ tenant: 'acme', method: 'tools/call', tool: 'export', seconds: 3.1 });
 }
 
 // ---- helpers --------------------------------------------------------------------------------------------
@@ -413,6 +429,7 @@ describe('metrics scraped by a real Prometheus', () => {
     expect(alertRules.map((r) => r.alert)).toEqual([
       'McpEdgeRefusedResponsesSpike',
       'McpEdgeTenantNearCeiling',
+      'McpEdgeHostBudgetOverflow',
       'McpEdgeConfigReloadFailed',
     ]);
     for (const rule of alertRules) {
@@ -450,7 +467,7 @@ describe('metrics scraped by a real Prometheus', () => {
 
   it('promtool accepts the alert rules and the example Prometheus config', async () => {
     const rules = await promtool(['check', 'rules', ALERTS_FILE]);
-    expect(rules.stdout).toContain('SUCCESS: 3 rules found');
+    expect(rules.stdout).toContain('SUCCESS: 4 rules found');
     const config = await promtool(['check', 'config', PROMETHEUS_CONFIG]);
     expect(config.stdout).toContain('is valid prometheus config file syntax');
   });
