@@ -102,11 +102,25 @@ const BUILTINS: Record<string, string> = {
   __range: '1m',
 };
 
+/** What a ServiceMonitor adds to every series of one sidecar (the Kubernetes layout): the scrape adds them here. */
+const SIDECAR = { namespace: 'mcp', service: 'mcp-server-metrics', pod: 'mcp-server-7d4b9-x2x8q' };
+const ALL_DEPLOYMENTS = { job: '.*', namespace: '.*', service: '.*', pod: '.*' };
+
 const SCENARIOS: Scenario[] = [
-  { name: 'All selected', vars: { ...BUILTINS, upstream: '.*', tenant: '.*', tool: '.*' } },
   {
-    name: 'one upstream, tenant and tool',
-    vars: { ...BUILTINS, upstream: grafanaRegexEscape(UPSTREAM), tenant: 'acme', tool: 'export' },
+    name: 'All selected',
+    vars: { ...BUILTINS, ...ALL_DEPLOYMENTS, upstream: '.*', tenant: '.*', tool: '.*' },
+  },
+  {
+    name: 'one pod, upstream, tenant and tool',
+    vars: {
+      ...BUILTINS,
+      job: 'mcp-edge',
+      ...SIDECAR,
+      upstream: grafanaRegexEscape(UPSTREAM),
+      tenant: 'acme',
+      tool: 'export',
+    },
   },
 ];
 
@@ -292,6 +306,7 @@ describe('metrics scraped by a real Prometheus', () => {
       metricsPath: '/metrics',
       scrapeIntervalMs: 1000,
       ruleFiles: [ALERTS_FILE],
+      targetLabels: SIDECAR,
     });
     feedTraffic(metrics);
     ticker = setInterval(() => feedTraffic(metrics), 200);
@@ -363,8 +378,20 @@ describe('metrics scraped by a real Prometheus', () => {
   });
 
   it('every dashboard variable query finds its label values', async () => {
-    expect(variableQueries.map((v) => v.name)).toEqual(['upstream', 'tenant', 'tool']);
+    expect(variableQueries.map((v) => v.name)).toEqual([
+      'job',
+      'namespace',
+      'service',
+      'pod',
+      'upstream',
+      'tenant',
+      'tool',
+    ]);
     const expected: Record<string, string[]> = {
+      job: ['mcp-edge'],
+      namespace: [SIDECAR.namespace],
+      service: [SIDECAR.service],
+      pod: [SIDECAR.pod],
       upstream: [UPSTREAM],
       tenant: ['acme', 'globex'],
       tool: ['export'],
@@ -442,6 +469,21 @@ describe('metrics scraped by a real Prometheus', () => {
     expect(
       nearCeiling.result.map((s) => `${s.metric.tenant} ${s.metric.method} ${s.metric.tool ?? ''}`).sort(),
     ).toEqual(['acme resources/read ', 'acme tools/call export']);
+    // Each alert says which sidecar: the labels Prometheus added, not only the shared upstream.
+    for (const series of nearCeiling.result)
+      expect(series.metric).toMatchObject({ job: 'mcp-edge', ...SIDECAR });
+    const hostOverflow = alertRules.find((r) => r.alert === 'McpEdgeHostBudgetOverflow');
+    const overflow = (await prom.query(hostOverflow?.expr ?? '')) as { result: VectorSample[] };
+    expect(overflow.result.map((s) => s.metric)).toEqual([
+      {
+        job: 'mcp-edge',
+        ...SIDECAR,
+        upstream: UPSTREAM,
+        host: 'claude-code',
+        tenant: 'acme',
+        tool: 'export',
+      },
+    ]);
 
     const rules = (await prom.api('/api/v1/rules')) as {
       groups: { name: string; rules: { name: string; health: string; lastError?: string }[] }[];
@@ -474,12 +516,16 @@ describe('metrics scraped by a real Prometheus', () => {
 });
 
 describe('the dashboard and provisioning files', () => {
-  it('has uid mcp-edge, the four variables, and every panel on the datasource variable', () => {
+  it('has uid mcp-edge, its variables, and every panel on the datasource variable', () => {
     expect(dashboard.uid).toBe('mcp-edge');
     expect(dashboard.schemaVersion).toBe(39);
     const vars = dashboard.templating.list;
     expect(vars.map((v) => [v.name, v.type])).toEqual([
       ['datasource', 'datasource'],
+      ['job', 'query'],
+      ['namespace', 'query'],
+      ['service', 'query'],
+      ['pod', 'query'],
       ['upstream', 'query'],
       ['tenant', 'query'],
       ['tool', 'query'],
@@ -496,6 +542,11 @@ describe('the dashboard and provisioning files', () => {
     for (const panel of panels) {
       expect(panel.datasource?.uid, panel.title).toBe(DATASOURCE_VARIABLE);
       expect(panel.targets?.length, panel.title).toBeGreaterThan(0);
+      // Sidecars share one upstream label: every query also filters on what Prometheus adds.
+      for (const t of panel.targets ?? [])
+        expect(t.expr, panel.title).toContain(
+          'job=~"$job", namespace=~"$namespace", service=~"$service", pod=~"$pod"',
+        );
     }
     const types = new Set(panels.map((p) => p.type));
     expect([...types].sort()).toEqual(['heatmap', 'piechart', 'table', 'timeseries']);

@@ -24,6 +24,8 @@ export interface StartPrometheusOptions {
   scrapeIntervalMs: number;
   /** Absolute paths of rule files to load. */
   ruleFiles?: string[];
+  /** Labels Prometheus attaches to every scraped series (what a ServiceMonitor adds: namespace, service, pod). */
+  targetLabels?: Record<string, string>;
 }
 
 /** The `data` of a successful /api/v1/query answer. */
@@ -75,7 +77,7 @@ function configText(opts: StartPrometheusOptions): string {
           job_name: 'mcp-edge',
           metrics_path: opts.metricsPath,
           scrape_timeout: seconds(opts.scrapeIntervalMs),
-          static_configs: [{ targets: opts.scrapeTargets }],
+          static_configs: [{ targets: opts.scrapeTargets, labels: opts.targetLabels ?? {} }],
         },
       ],
     },
