@@ -28,6 +28,8 @@ export interface HostBudgetObservation {
 export interface HostJudgeContext {
   hosts: HostTable;
   tenant: string;
+  /** limits.mode is observe: the edge forwards everything, so `refuse` is recorded as observed. */
+  observeOnly?: boolean | undefined;
 }
 
 /**
@@ -48,7 +50,8 @@ export function judgeHostBudget(
   if (!isRecord(value) || !isRecord(value.result)) return undefined;
   const size = measureForHost(profile, value.result, channels);
   const over = size.over;
-  const action = over !== undefined ? ctx.hosts.action(ctx.tenant, subject.tool).action : undefined;
+  const configured = over !== undefined ? ctx.hosts.action(ctx.tenant, subject.tool).action : undefined;
+  const action = configured === 'refuse' && ctx.observeOnly === true ? 'observe' : configured;
   observe?.({
     host: profile.name,
     tenant: ctx.tenant,

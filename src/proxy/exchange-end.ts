@@ -64,6 +64,7 @@ export function recordExchangeEnd(
       messages: { request: s.requestMessages, response: s.responseMessages },
       largestResponseMessage: s.largestResponseMessage || undefined,
       violations: s.violations.length > 0 ? s.violations : undefined,
+      hostBudgets: s.hostBudgets.length > 0 ? s.hostBudgets : undefined,
       outcome,
       durationMs: Math.round(elapsedMs(exchange.startedAt) * 10) / 10,
     },

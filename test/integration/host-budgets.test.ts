@@ -149,6 +149,46 @@ describe('host budgets', () => {
     expect(edge.logText()).toContain('response_replaced');
   });
 
+  it('refuses a JSON answer the same way, and logs which host budget the exchange crossed', async () => {
+    const server = track(await startV1Server({ mode: 'json' }));
+    const edge = track(await startTestEdge(server.url, TENANTS));
+    const codex = track(
+      await connectV1Client(edge.url, { name: 'codex-mcp-client', headers: { 'x-tenant-id': 'acme' } }),
+    );
+    const error = await codex.client.callTool({ name: 'echo', arguments: { text: LOG_TEXT } }).then(
+      () => undefined,
+      (e: unknown) => e as { message: string; data: Record<string, unknown> },
+    );
+    expect(error?.message).toContain('Codex CLI');
+    expect(error?.data).toMatchObject({ host: 'codex', unit: 'bytes', budget: 10_240 });
+    expect(error?.data.observed).toBe(Buffer.byteLength(LOG_TEXT));
+    const line = edge.logs.find((l) => l.msg === 'exchange' && l.hostBudgets !== undefined);
+    expect(line).toMatchObject({
+      outcome: 'response_replaced',
+      hostBudgets: [{ host: 'codex', tool: 'echo', unit: 'bytes', budget: 10_240, action: 'refused' }],
+    });
+  });
+
+  it('in limits.mode observe forwards even where hostBudgets says refuse, and counts it as observed', async () => {
+    const server = track(await startV1Server({ mode: 'stateful' }));
+    const edge = track(
+      await startTestEdge(server.url, `limits: { mode: observe }\n${TENANTS}`, { metrics: true }),
+    );
+    const claude = track(
+      await connectV1Client(edge.url, { name: 'claude-code', headers: { 'x-tenant-id': 'acme' } }),
+    );
+    const result = await claude.client.callTool({ name: 'echo', arguments: { text: LOG_TEXT } });
+    expect(textOf(result)).toBe(LOG_TEXT);
+    const text = await (await fetch(edge.metricsUrl!)).text();
+    expect(
+      samples(text, 'mcp_edge_host_budget_exceeded_total').map((s) => [
+        s.labels.host,
+        s.labels.action,
+        s.value,
+      ]),
+    ).toEqual([['claude-code', 'observed', 1]]);
+  });
+
   it('identifies a 2026-07-28 v2 client through _meta clientInfo (no initialize)', async () => {
     const server = track(await startV2Server());
     const edge = track(await startTestEdge(server.url, TENANTS, { metrics: true }));
