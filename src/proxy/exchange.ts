@@ -133,7 +133,11 @@ export function judgeContext(
     policy: exchange.runtime.policy,
     mode: exchange.mode,
     observer: exchange.observer,
-    hosts: { hosts: exchange.runtime.hosts, tenant: exchange.tenant, observeOnly: exchange.mode === 'observe' },
+    hosts: {
+      hosts: exchange.runtime.hosts,
+      tenant: exchange.tenant,
+      observeOnly: exchange.mode === 'observe',
+    },
   };
   if (direction === 'request') {
     // Requests from the client are answered by the server: remember them for this exchange.
