@@ -175,6 +175,45 @@ describe('mcp-edge command line', () => {
     );
   });
 
+  it('explain --host prints the profile, its source and the action; an override names the config', async () => {
+    const file = tempFile(
+      'hosts.yaml',
+      [
+        'upstream: { url: http://127.0.0.1:3000/mcp }',
+        'tenants: { acme: {} }',
+        'hosts:',
+        '  claude-code: { budgets: { tokens: 50000 } }',
+        'hostBudgets: { action: observe, tenants: { acme: { tools: { export: { action: refuse } } } } }',
+      ].join('\n'),
+    );
+    const claude = cli([
+      'explain',
+      '--config',
+      file,
+      '--host',
+      'claude-code',
+      '--tenant',
+      'acme',
+      '--tool',
+      'export',
+    ]);
+    expect((await claude.exited).code).toBe(0);
+    expect(claude.stdout()).toContain('budget    50,000 tokens');
+    expect(claude.stdout()).toContain('hosts.claude-code in the mcp-edge config');
+    expect(claude.stdout()).toContain(
+      'refuse for tenant "acme", tool "export", from hostBudgets.tenants.acme.tools.export.action',
+    );
+    // A client name finds the profile it maps to.
+    const gemini = cli(['explain', '--config', file, '--host', 'gemini-cli-mcp-client']);
+    expect((await gemini.exited).code).toBe(0);
+    expect(gemini.stdout()).toContain('40,000 characters');
+    expect(gemini.stdout()).toContain('github.com/google-gemini/gemini-cli/pull/18446');
+    expect(gemini.stdout()).toContain('observe for tenant "default", from hostBudgets.action');
+    const unknown = cli(['explain', '--config', file, '--host', 'some-agent']);
+    expect((await unknown.exited).code).toBe(2);
+    expect(unknown.stderr()).toContain('no host profile matches "some-agent"');
+  });
+
   it('explain refuses a tool with a method other than tools/call', async () => {
     const child = cli([
       'explain',
