@@ -162,3 +162,23 @@ describe('the refusal the model reads', () => {
     });
   });
 });
+
+describe('tool answers and descriptors', () => {
+  it('tells isError results and JSON-RPC errors apart from plain results', async () => {
+    const { toolAnswerError } = await import('../../src/inspect/tool-answers.js');
+    expect(toolAnswerError('result', { result: { content: [], isError: true } })).toBe('is_error');
+    expect(toolAnswerError('result', { result: { content: [], isError: false } })).toBeUndefined();
+    expect(toolAnswerError('error', { error: { code: -32602, message: 'no such tool' } })).toBe(
+      'jsonrpc_error',
+    );
+  });
+
+  it('weighs each named descriptor of a tools/list page as compact UTF-8 JSON', async () => {
+    const { describedTools } = await import('../../src/inspect/tool-answers.js');
+    const tool = { name: 'météo', description: 'Prévisions', inputSchema: { type: 'object' } };
+    expect(describedTools({ result: { tools: [tool, { description: 'no name' }] } })).toEqual([
+      { name: 'météo', bytes: Buffer.byteLength(JSON.stringify(tool)) },
+    ]);
+    expect(describedTools({ result: {} })).toEqual([]);
+  });
+});
