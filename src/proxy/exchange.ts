@@ -6,6 +6,7 @@ import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
 import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
+import type { HostJudgeContext } from '../hosts/host-judge.js';
 import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
 import type { JudgeContext } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
@@ -83,6 +84,8 @@ export interface Exchange {
   userAgentProduct: string | undefined;
   /** The host an initialize in this exchange named; the session keeps it once the upstream accepts it. */
   initializedHost: string | undefined;
+  /** What the host-budget step needs, built once per exchange. */
+  hostJudge: HostJudgeContext;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -96,10 +99,11 @@ export function startExchange(
   userAgent?: string,
 ): Exchange {
   const summary = new ExchangeSummary();
+  const mode = resolveLimits(runtime.policy, { tenant }).mode.value;
   return {
     runtime,
     tenant,
-    mode: resolveLimits(runtime.policy, { tenant }).mode.value,
+    mode,
     sessionId,
     pending: new PendingRequests(EXCHANGE_PENDING),
     waiting: [],
@@ -113,6 +117,7 @@ export function startExchange(
     outcome: undefined,
     userAgentProduct: userAgentProduct(userAgent),
     initializedHost: undefined,
+    hostJudge: { hosts: runtime.hosts, tenant, observeOnly: mode === 'observe' },
   };
 }
 
@@ -133,11 +138,7 @@ export function judgeContext(
     policy: exchange.runtime.policy,
     mode: exchange.mode,
     observer: exchange.observer,
-    hosts: {
-      hosts: exchange.runtime.hosts,
-      tenant: exchange.tenant,
-      observeOnly: exchange.mode === 'observe',
-    },
+    hosts: exchange.hostJudge,
   };
   if (direction === 'request') {
     // Requests from the client are answered by the server: remember them for this exchange.
