@@ -81,6 +81,8 @@ export interface Workload {
   /** Which target applies to mcp-edge enforce on this workload. */
   target: 'small' | 'large' | undefined;
   extraPaths: PathId[];
+  /** The caller names this host in `_meta` clientInfo, so the edge measures each result against its budget. */
+  host?: string;
 }
 
 const WORKLOADS: Workload[] = [
@@ -143,6 +145,30 @@ const WORKLOADS: Workload[] = [
     probe: false,
     target: 'large',
     extraPaths: [],
+  },
+  // Issue 15: the same answers with a caller that names Claude Code, so each result is measured against its
+  // 25,000-token budget: what host-budget measuring costs on small calls and on a 1 MiB result.
+  {
+    id: 'json-1k-claude',
+    title: 'tools/call, 1 KiB result, JSON, caller Claude Code (host budget measured)',
+    answer: 'json-1k',
+    tool: 'small',
+    connections: 10,
+    probe: false,
+    target: undefined,
+    extraPaths: [],
+    host: 'claude-code',
+  },
+  {
+    id: 'json-1m-claude',
+    title: '1 MiB result, JSON, caller Claude Code (host budget measured)',
+    answer: 'json-1m',
+    tool: 'medium',
+    connections: 4,
+    probe: false,
+    target: undefined,
+    extraPaths: [],
+    host: 'claude-code',
   },
   {
     id: 'progress',
@@ -330,12 +356,16 @@ class Harness {
   }
 }
 
-function requestBody(tool: string): string {
+function requestBody(tool: string, host?: string): string {
+  const meta =
+    host === undefined
+      ? {}
+      : { _meta: { 'io.modelcontextprotocol/clientInfo': { name: host, version: '2' } } };
   return JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
     method: 'tools/call',
-    params: { name: tool, arguments: {} },
+    params: { name: tool, arguments: {}, ...meta },
   });
 }
 
@@ -374,7 +404,7 @@ async function cannon(h: Harness, path: PathRun, w: Workload, seconds: number): 
       '-H',
       `x-bench-answer=${w.answer}`,
       '-b',
-      requestBody(w.tool),
+      requestBody(w.tool, w.host),
       path.url,
     ],
     h.log('autocannon'),
