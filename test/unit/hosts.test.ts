@@ -182,3 +182,31 @@ describe('tool answers and descriptors', () => {
     expect(describedTools({ result: {} })).toEqual([]);
   });
 });
+
+describe('catalog weight across pages', () => {
+  it('sums every page of a listing, a tool listed again replacing its own weight', async () => {
+    const { createEdgeMetrics } = await import('../../src/metrics/edge-metrics.js');
+    const metrics = createEdgeMetrics({ upstream: 'http://127.0.0.1:3000/mcp', collectDefault: false });
+    const observer = metrics.observerFor('acme');
+    const tools = metrics.toolObserverFor('acme');
+    observer.toolsListed?.(['a', 'b']);
+    tools.toolsDescribed?.([
+      { name: 'a', bytes: 100 },
+      { name: 'b', bytes: 200 },
+    ]);
+    observer.toolsListed?.(['c']);
+    tools.toolsDescribed?.([{ name: 'c', bytes: 50 }]);
+    // The first page again, with a heavier `a`: the catalog is the latest weight of each tool.
+    tools.toolsDescribed?.([{ name: 'a', bytes: 120 }]);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(
+      'mcp_edge_tool_catalog_bytes{tenant="acme",upstream="http://127.0.0.1:3000/mcp"} 370',
+    );
+    expect(text).toContain(
+      'mcp_edge_tool_catalog_tools{tenant="acme",upstream="http://127.0.0.1:3000/mcp"} 3',
+    );
+    expect(text).toContain(
+      'mcp_edge_tool_descriptor_bytes{tenant="acme",tool="a",upstream="http://127.0.0.1:3000/mcp"} 120',
+    );
+  });
+});
