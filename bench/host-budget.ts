@@ -7,6 +7,7 @@ import { HostTable } from '../src/hosts/host-table.js';
 import { type JudgeContext, judgeMessage } from '../src/inspect/message-verdict.js';
 import type { InspectionObserver } from '../src/inspect/observer.js';
 import { PendingRequests } from '../src/inspect/pending-requests.js';
+import { createEdgeMetrics } from '../src/metrics/edge-metrics.js';
 
 const NOOP: InspectionObserver = { message() {}, limitExceeded() {}, unparsable() {}, hostBudget() {} };
 const LIMITS = { maxEntries: 1_000_000, maxBytes: 1 << 30, ttlMs: 3_600_000 };
@@ -67,6 +68,38 @@ for (const [name, text, rounds] of [
     const us = perResult(host, bytes, value, rounds);
     rows.push({ result: label, host, usPerResult: us, addedUs: us - base });
   }
+}
+// What every exchange pays for the per-tool views, whatever its size: the whole-call latency histogram and
+// the host-budget share histogram (prom-client children, cached per label set).
+const metrics = createEdgeMetrics({ upstream: 'http://127.0.0.1:3000/mcp', collectDefault: false });
+const toolObserver = metrics.toolObserverFor('default');
+for (const [name, record] of [
+  [
+    'recorder: call duration',
+    () => metrics.callFinished({ tenant: 'default', method: 'tools/call', tool: 'search', seconds: 0.001 }),
+  ],
+  [
+    'recorder: host budget share',
+    () =>
+      toolObserver.hostBudget?.({
+        host: 'claude-code',
+        tenant: 'default',
+        tool: 'search',
+        share: 0.01,
+        over: undefined,
+      }),
+  ],
+] as const) {
+  const rounds = 1_000_000;
+  for (let i = 0; i < 10_000; i++) record();
+  const start = cpuUs();
+  for (let i = 0; i < rounds; i++) record();
+  rows.push({
+    result: name,
+    host: '-',
+    usPerResult: (cpuUs() - start) / rounds,
+    addedUs: (cpuUs() - start) / rounds,
+  });
 }
 if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(rows)}\n`);
 else
