@@ -2,6 +2,7 @@
 // The raw channel bytes (already measured for every message) bound every unit from above, so a result well
 // within every budget is never decoded, serialized or tokenized: small calls pay a comparison.
 import { isRecord } from '../core/bytes.js';
+import { estimateTokens } from '../core/measure.js';
 import type { ResultChannels } from '../core/types.js';
 import type { HostBudget, HostChannels, HostProfile, HostUnit } from './profiles.js';
 import { countTextTokens } from './tokens.js';
@@ -10,7 +11,7 @@ export interface BudgetSize {
   unit: HostUnit;
   limit: number;
   observed: number;
-  /** The size is an upper bound from raw bytes (the result was far within the budget and not measured exactly). */
+  /** Not measured exactly (the result was far within the budget): an upper bound from raw bytes, tokens as bytes / 4. */
   estimated: boolean;
   /** Only part of the result was counted; the real size is at least `observed`. */
   lowerBound: boolean;
@@ -121,7 +122,8 @@ export function measureForHost(
     sizes = profile.budgets.map((b) => ({
       unit: b.unit,
       limit: b.limit,
-      observed: boundInUnit(b.unit, raw),
+      // Tokens as the edge's usual rough estimate (bytes / 4, estimateTokens); other units as their bound.
+      observed: b.unit === 'tokens' ? estimateTokens(raw) : boundInUnit(b.unit, raw),
       estimated: true,
       lowerBound: false,
     }));

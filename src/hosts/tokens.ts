@@ -27,18 +27,20 @@ export interface TokenCount {
   lowerBound: boolean;
 }
 
-/** Past this many characters per budgeted token, only a prefix is counted first (bounds the cost of huge results). */
-const PREFIX_CHARS_PER_TOKEN = 16;
+/** The first prefix counted: 4 characters per budgeted token (English prose and JSON run at about 3 to 4). */
+const FIRST_PREFIX_CHARS_PER_TOKEN = 4;
 
 /**
- * Tokens in `text`. A text far longer than the budget is counted on a prefix first: when the prefix alone is
- * over the budget, that count is returned as a lower bound, so a 1 MiB result costs a bounded count.
+ * Tokens in `text`. A text longer than the budget could fill is counted on growing prefixes (4, 8, 16, ...
+ * characters per budgeted token): once a prefix alone is over the budget, that count is returned as a lower
+ * bound. A 1 MiB result then costs about one count of 100,000 characters for a 25,000-token budget, and a
+ * text that tokenizes unusually densely costs at most about twice one full count.
  */
 export function countTextTokens(text: string, budget: number): TokenCount {
-  const prefixChars = budget * PREFIX_CHARS_PER_TOKEN;
-  if (text.length > prefixChars) {
-    const prefix = tokenCounter()(text.slice(0, prefixChars), AS_TEXT);
+  const count = tokenCounter();
+  for (let chars = budget * FIRST_PREFIX_CHARS_PER_TOKEN; chars < text.length; chars *= 2) {
+    const prefix = count(text.slice(0, chars), AS_TEXT);
     if (prefix > budget) return { tokens: prefix, lowerBound: true };
   }
-  return { tokens: tokenCounter()(text, AS_TEXT), lowerBound: false };
+  return { tokens: count(text, AS_TEXT), lowerBound: false };
 }

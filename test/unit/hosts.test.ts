@@ -109,7 +109,7 @@ describe('a result in the host unit', () => {
   it('never tokenizes a small result: the raw bytes bound it', () => {
     const r = { content: [{ type: 'text', text: 'hello' }] };
     const size = measureForHost(profile('claude-code'), r, { ...emptyChannels(), content_text: 35 });
-    expect(size.sizes[0]).toMatchObject({ estimated: true, observed: 35 });
+    expect(size.sizes[0]).toMatchObject({ estimated: true, observed: 9 });
   });
 
   it('counts a special-token string as text and a huge result on a prefix, as a lower bound', () => {
