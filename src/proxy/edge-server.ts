@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
@@ -18,9 +19,10 @@ import { httpUpstream } from '../upstream/http-upstream.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
+import { ClientResponse } from './client-response.js';
 import { trackConnections } from './connections.js';
 import { installCors } from './cors.js';
-import type { EdgeContext, RelayedStream } from './edge-context.js';
+import { type EdgeContext, exchangeOf, type RelayedStream } from './edge-context.js';
 import { EdgeError, sendEdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
@@ -178,14 +180,36 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
-    readBoundedBody(ctx, request, payload as Readable)
-      .then((body) => done(null, body))
-      .catch((err: unknown) => done(err instanceof Error ? err : new Error(String(err)), undefined));
+    const body = { exchange: request.edge, headers: request.headers, sendContinue: request.sendContinue };
+    readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
   });
 
+  /**
+   * The relays write the client's response themselves: before its status line, the reply's status and
+   * headers (the upstream's, rewritten) and what the onSend hooks would add go onto the raw response, and
+   * Fastify lets go of it.
+   */
+  const clientOf = (request: FastifyRequest, reply: FastifyReply) =>
+    new ClientResponse(reply.raw, request.method, request.log, {
+      beforeStart: () => {
+        oauth.decorateResponse(request, reply);
+        cors.decorateResponse(request, reply);
+        reply.hijack();
+        const raw = reply.raw;
+        raw.statusCode = reply.statusCode;
+        const headers = reply.getHeaders();
+        for (const name of Object.keys(headers)) {
+          const value = headers[name];
+          if (value !== undefined) raw.setHeader(name, value);
+        }
+      },
+      answeredElsewhere: () => reply.sent,
+    });
   await upstream.register(app, {
-    deliver: (request, reply, response) => relayResponse(ctx, request, reply, response),
-    fail: (reply, kind, detail) => upstreamFailed(ctx, reply, kind, detail),
+    deliver: (request, reply, response) =>
+      relayResponse(ctx, exchangeOf(request), clientOf(request, reply), response),
+    fail: (reply, kind, detail) =>
+      upstreamFailed(ctx, reply.request.edge, clientOf(reply.request, reply), kind, detail),
   });
 
   return {
