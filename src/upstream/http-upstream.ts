@@ -96,11 +96,14 @@ async function registerProxy(
       exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
       const body = request.body;
       if (request.method === 'POST') {
-        return reply.from(dest, {
-          ...replyOptions,
-          body: Buffer.isBuffer(body) ? body : Buffer.alloc(0),
-          contentType: headerValue(request.headers, 'content-type') ?? 'application/json',
-        });
+        // The plugin's options are one object for every request: inherit them rather than spread a copy.
+        const options = Object.create(replyOptions) as typeof replyOptions & {
+          body: Buffer;
+          contentType: string;
+        };
+        options.body = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+        options.contentType = headerValue(request.headers, 'content-type') ?? 'application/json';
+        return reply.from(dest, options);
       }
       return reply.from(dest, replyOptions);
     },
