@@ -163,18 +163,19 @@ async function registerProxy(
     );
   };
 
+  // The POST route is the edge's own: the plugin's per-request destination handling is not needed for it.
+  app.route({ method: 'POST', url: config.listen.path, handler: post });
   await app.register(httpProxy, {
     upstream: upstream.origin,
     prefix: config.listen.path,
     rewritePrefix: upstream.pathname,
     routes: ['/'],
     disableRequestLogging: true,
-    httpMethods: [...FORWARDED_METHODS],
+    httpMethods: FORWARDED_METHODS.filter((method) => method !== 'POST'),
     // Our own body reader runs instead of the plugin's raw pass-through parser.
     preValidation: async () => {},
     undici: pool,
     handler: (request, reply, dest, replyOptions) => {
-      if (request.method === 'POST') return post(request as FastifyRequest, reply as FastifyReply);
       exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
       return reply.from(dest, replyOptions);
     },
