@@ -1,5 +1,6 @@
-// The benchmark's verdicts and the text it prints: the measurements, then one table of the issue 7 targets
-// with PASS or MISS for each. Targets are fixed here, never relaxed by a setting.
+// The benchmark's verdicts and the text it prints: the measurements, one table of the targets (issue 16) with
+// PASS or MISS for each, and every figure of mcp-edge compared with the recorded run (no figure may be worse).
+// Targets are fixed here, never relaxed by a setting.
 import type { CoreMeasureRow } from './core-measure.js';
 import type { HugeResult, IdleResult, PathId, WorkloadResult } from './run.js';
 
@@ -19,12 +20,25 @@ export interface Report {
   huge: HugeResult[];
   idle: IdleResult[];
   verdicts: Verdict[];
+  /** Every figure of mcp-edge enforce against the recorded run. */
+  comparison: { file: string; rows: Comparison[] } | undefined;
+}
+
+export interface Comparison {
+  figure: string;
+  recorded: number;
+  now: number;
+  verdict: 'BETTER' | 'SAME' | 'WORSE';
 }
 
 export const TARGETS = {
-  smallThroughputVsBare: 0.85,
-  smallAddedP50Ms: 1,
-  largeMbpsVsBare: 0.8,
+  /** 1 KiB JSON: req/s at least the bare proxy's, CPU per exchange at most its. */
+  jsonThroughputVsBare: 1.0,
+  jsonCpuVsBare: 1.0,
+  sseThroughputVsBare: 0.9,
+  smallAddedP50Ms: 0.3,
+  smallThroughputVsNginx: 0.5,
+  largeMbpsVsBare: 0.75,
   coreMeasureOverParse: 1.5,
   hugeGrowthMiB: 64,
   hugeErrorMs: 2000,
@@ -39,20 +53,49 @@ function fixed(value: number | undefined, digits: number): string {
   return value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
 }
 
+/** Median over rounds of (a path's pick / another's): paths of one round ran seconds apart. */
+function roundRatio(
+  result: WorkloadResult,
+  id: PathId,
+  over: PathId,
+  pick: (c: { rps: number; mbps: number }) => number,
+): number {
+  const a = result.rounds[id]?.cannon ?? [];
+  const b = result.rounds[over]?.cannon ?? [];
+  const ratios = a.flatMap((c, i) => (b[i] !== undefined ? [pick(c) / pick(b[i]!)] : []));
+  const sorted = ratios.filter((v) => Number.isFinite(v)).sort((x, y) => x - y);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export function evaluateTargets(report: Report): Verdict[] {
   const out: Verdict[] = [];
-  for (const { workload: w, paths } of report.load) {
+  for (const result of report.load) {
+    const { workload: w, paths } = result;
     const enforce = paths['edge-enforce'];
     if (enforce === undefined || w.target === undefined) continue;
     if (w.target === 'small') {
+      const json = w.id.startsWith('json');
+      const wanted = json ? TARGETS.jsonThroughputVsBare : TARGETS.sseThroughputVsBare;
       const ratio = enforce.rpsVsBare ?? Number.NaN;
       out.push(
         verdict(
-          `${w.id}: enforce req/s >= ${TARGETS.smallThroughputVsBare}x bare proxy`,
+          `${w.id}: enforce req/s >= ${wanted.toFixed(1)}x bare proxy`,
           `${fixed(ratio, 2)}x (${fixed(enforce.rps, 0)} vs ${fixed(paths.bare?.rps, 0)} req/s)`,
-          ratio >= TARGETS.smallThroughputVsBare,
+          ratio >= wanted,
         ),
       );
+      if (json) {
+        const cpu = enforce.cpuVsBare ?? Number.NaN;
+        out.push(
+          verdict(
+            `${w.id}: enforce CPU per exchange <= ${TARGETS.jsonCpuVsBare.toFixed(1)}x bare proxy`,
+            `${fixed(cpu, 2)}x (${fixed(enforce.cpuUsPerRequest, 0)} vs ${fixed(paths.bare?.cpuUsPerRequest, 0)} us)`,
+            cpu <= TARGETS.jsonCpuVsBare,
+          ),
+        );
+      }
       const addedMs = (enforce.addedP50Us ?? Number.NaN) / 1000;
       out.push(
         verdict(
@@ -61,6 +104,16 @@ export function evaluateTargets(report: Report): Verdict[] {
           addedMs <= TARGETS.smallAddedP50Ms,
         ),
       );
+      if (paths.nginx !== undefined) {
+        const vsNginx = roundRatio(result, 'edge-enforce', 'nginx', (c) => c.rps);
+        out.push(
+          verdict(
+            `${w.id}: enforce req/s >= ${TARGETS.smallThroughputVsNginx}x nginx`,
+            `${fixed(vsNginx, 2)}x (${fixed(enforce.rps, 0)} vs ${fixed(paths.nginx.rps, 0)} req/s)`,
+            vsNginx >= TARGETS.smallThroughputVsNginx,
+          ),
+        );
+      }
     } else {
       const ratio = enforce.mbpsVsBare ?? Number.NaN;
       out.push(
@@ -70,6 +123,16 @@ export function evaluateTargets(report: Report): Verdict[] {
           ratio >= TARGETS.largeMbpsVsBare,
         ),
       );
+      if (paths['edge-observe'] !== undefined) {
+        const observe = roundRatio(result, 'edge-observe', 'edge-enforce', (c) => c.mbps);
+        out.push(
+          verdict(
+            `${w.id}: observe MB/s >= enforce MB/s`,
+            `${fixed(observe, 2)}x (${fixed(paths['edge-observe'].mbps, 0)} vs ${fixed(enforce.mbps, 0)} MB/s)`,
+            observe >= 1,
+          ),
+        );
+      }
     }
   }
   for (const row of report.core ?? []) {
@@ -124,6 +187,7 @@ function table(headers: string[], rows: string[][], rightAligned: (i: number) =>
 const PATH_ORDER: PathId[] = [
   'direct',
   'bare',
+  'node-undici',
   'nginx',
   'edge-baseline',
   'edge-enforce',
@@ -251,7 +315,7 @@ export function formatReport(report: Report): string {
   if (report.core !== undefined) parts.push('', coreTable(report.core));
   parts.push(
     '',
-    'Targets (issue 7)',
+    'Targets (issue 16)',
     table(
       ['target', 'measured (median)', 'result'],
       report.verdicts.map((v) => [v.target, v.measured, v.verdict]),
@@ -260,5 +324,75 @@ export function formatReport(report: Report): string {
   );
   const missed = report.verdicts.filter((v) => v.verdict === 'MISS').length;
   parts.push(`${report.verdicts.length - missed} of ${report.verdicts.length} targets met`);
+  if (report.comparison !== undefined) {
+    const rows = report.comparison.rows;
+    parts.push(
+      '',
+      `Against the recorded run (${report.comparison.file.replace(/.*\//, '')}; ratios to the bare proxy of the same run, so the machine's load cancels out; SAME within ${COMPARE_TOLERANCE * 100}%)`,
+      table(
+        ['figure', 'recorded', 'now', 'result'],
+        rows.map((r) => [r.figure, fixed(r.recorded, 2), fixed(r.now, 2), r.verdict]),
+        (i) => i === 1 || i === 2,
+      ),
+      `${rows.filter((r) => r.verdict === 'WORSE').length} of ${rows.length} figures worse than the recorded run`,
+    );
+  }
   return parts.join('\n');
+}
+
+/** How far a figure may move against the recorded run before it counts: the rounds' own spread. */
+export const COMPARE_TOLERANCE = 0.1;
+
+function compared(
+  figure: string,
+  recorded: number | undefined,
+  now: number | undefined,
+  higherIsBetter: boolean,
+) {
+  if (recorded === undefined || now === undefined || !Number.isFinite(recorded) || !Number.isFinite(now))
+    return [];
+  const change = (now - recorded) / Math.abs(recorded || 1);
+  const better = higherIsBetter ? change : -change;
+  const verdict: Comparison['verdict'] =
+    better > COMPARE_TOLERANCE ? 'BETTER' : better < -COMPARE_TOLERANCE ? 'WORSE' : 'SAME';
+  return [{ figure, recorded, now, verdict }];
+}
+
+/**
+ * Every figure of mcp-edge enforce in both runs: per workload its req/s, MB/s and CPU per exchange as ratios
+ * to the bare proxy (absolute figures of a shared machine move with its load), the added latency, and the
+ * memory workloads.
+ */
+export function compareWithRecorded(now: Report, recorded: Report): Comparison[] {
+  const rows: Comparison[] = [];
+  for (const result of now.load) {
+    const before = recorded.load.find((r) => r.workload.id === result.workload.id);
+    const a = before?.paths['edge-enforce'];
+    const b = result.paths['edge-enforce'];
+    if (a === undefined || b === undefined) continue;
+    const id = result.workload.id;
+    rows.push(
+      ...compared(`${id}: req/s vs bare`, a.rpsVsBare, b.rpsVsBare, true),
+      ...compared(`${id}: MB/s vs bare`, a.mbpsVsBare, b.mbpsVsBare, true),
+      ...compared(`${id}: CPU per exchange vs bare`, a.cpuVsBare, b.cpuVsBare, false),
+      ...compared(`${id}: added p50 ms`, ms(a.addedP50Us), ms(b.addedP50Us), false),
+    );
+  }
+  for (const h of now.huge) {
+    const before = recorded.huge.find((r) => r.answer === h.answer);
+    rows.push(
+      ...compared(`${h.answer}: RSS growth MiB`, before?.growthMiB, h.growthMiB, false),
+      ...compared(`${h.answer}: ms to the error`, before?.errorMs, h.errorMs, false),
+    );
+  }
+  for (const i of now.idle) {
+    if (i.path !== 'edge-enforce') continue;
+    const before = recorded.idle.find((r) => r.path === i.path);
+    rows.push(...compared('idle GET streams: peak RSS MiB', before?.peakMiB, i.peakMiB, false));
+  }
+  return rows;
+}
+
+function ms(us: number | undefined): number | undefined {
+  return us === undefined ? undefined : us / 1000;
 }

@@ -1,7 +1,8 @@
 // `npm run bench`: the cost of measuring and enforcing, side by side (issue 7).
 //
 // Everything runs on 127.0.0.1, each part in its own process: the fast upstream (bench/upstream.ts), the
-// paths to it (direct; a bare @fastify/http-proxy; nginx when installed; mcp-edge enforce; mcp-edge observe),
+// paths to it (direct; a bare @fastify/http-proxy; a bare node:http + undici Pool proxy; nginx when installed;
+// mcp-edge enforce; mcp-edge observe),
 // and the load (autocannon, and bench/latency-probe.ts for unloaded latency). Paths alternate within each
 // round; figures are medians over rounds, and ratios are medians of the per-round ratios (paths of one round
 // ran seconds apart, so a busy moment of this shared machine weighs on all of them alike).
@@ -11,9 +12,18 @@
 // BENCH_WORKLOADS (all; e.g. json-1k,sse-1k), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
 // BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
 // (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
-// enforce, beside this build, so a change is measured against what it changed in the same run).
+// enforce, beside this build, so a change is measured against what it changed in the same run), BENCH_RECORDED
+// (a results file: every figure of this run is compared with it; default: the newest file in bench/results).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +40,7 @@ import {
   startProcess,
   waitForHttp,
 } from './proc.js';
-import { evaluateTargets, formatReport, type Report } from './report.js';
+import { compareWithRecorded, evaluateTargets, formatReport, type Report } from './report.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const BUILT = join(REPO, 'dist', 'bench', 'bench');
@@ -55,6 +65,7 @@ const SETTINGS = {
   paths: process.env.BENCH_PATHS?.split(','),
   cpuProfDir: process.env.BENCH_CPU_PROF,
   baselineCli: process.env.BENCH_BASELINE_CLI,
+  recorded: process.env.BENCH_RECORDED,
 };
 
 function pathWanted(id: PathId): boolean {
@@ -64,6 +75,7 @@ function pathWanted(id: PathId): boolean {
 export type PathId =
   | 'direct'
   | 'bare'
+  | 'node-undici'
   | 'nginx'
   | 'edge-baseline'
   | 'edge-enforce'
@@ -306,6 +318,18 @@ class Harness {
         [
           ...profile,
           join(BUILT, 'bare-proxy.js'),
+          String(port),
+          `http://127.0.0.1:${this.upstreamPort}`,
+          String(maxConnections),
+        ],
+        this.log(id),
+      );
+    } else if (id === 'node-undici') {
+      proc = startProcess(
+        id,
+        NODE,
+        [
+          join(BUILT, 'undici-proxy.js'),
           String(port),
           `http://127.0.0.1:${this.upstreamPort}`,
           String(maxConnections),
@@ -711,6 +735,22 @@ function nginxVersion(): string {
   }
 }
 
+/** The run this one is compared with: BENCH_RECORDED, else the newest results file. */
+function recordedRun(): { file: string; report: Report } | undefined {
+  const dir = join(REPO, 'bench', 'results');
+  let file = SETTINGS.recorded;
+  if (file === undefined) {
+    if (!existsSync(dir)) return undefined;
+    const newest = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .pop();
+    if (newest === undefined) return undefined;
+    file = join(dir, newest);
+  }
+  return { file, report: JSON.parse(readFileSync(file, 'utf8')) as Report };
+}
+
 async function main(): Promise<void> {
   const h = new Harness();
   const startedAt = new Date();
@@ -729,6 +769,7 @@ async function main(): Promise<void> {
     huge: [],
     idle: [],
     verdicts: [],
+    comparison: undefined,
   };
   const nginxPresent = nginxBinary() !== undefined;
   if (!nginxPresent)
@@ -750,6 +791,7 @@ async function main(): Promise<void> {
         [
           'direct',
           'bare',
+          'node-undici',
           ...(nginxPresent ? (['nginx'] as const) : []),
           ...(SETTINGS.baselineCli !== undefined ? (['edge-baseline'] as const) : []),
           'edge-enforce',
@@ -792,6 +834,10 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   report.verdicts = evaluateTargets(report);
+  const recorded = recordedRun();
+  if (recorded !== undefined) {
+    report.comparison = { file: recorded.file, rows: compareWithRecorded(report, recorded.report) };
+  }
   const text = formatReport(report);
   process.stdout.write(`${text}\n`);
   const resultsDir = join(REPO, 'bench', 'results');
@@ -802,6 +848,8 @@ async function main(): Promise<void> {
   rmSync(h.work, { recursive: true, force: true });
   const missed = report.verdicts.filter((v) => v.verdict === 'MISS').length;
   if (missed > 0) process.stdout.write(`${missed} target(s) missed\n`);
+  const worse = report.comparison?.rows.filter((r) => r.verdict === 'WORSE').length ?? 0;
+  if (worse > 0) process.stdout.write(`${worse} figure(s) worse than the recorded run\n`);
 }
 
 void main();

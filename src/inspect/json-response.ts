@@ -5,12 +5,12 @@ import type { JsonRpcErrorMessage } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
 import type { JsonRpcId } from '../core/types.js';
+import type { Framing } from './framing.js';
 import { type JudgeContext, judgeMessage, judgeOversized } from './message-verdict.js';
 import { decodeUtf8 } from './sse-response.js';
 
-export type JsonBodyOutcome =
-  | { action: 'forward'; body: Uint8Array }
-  | { action: 'replace'; body: string; toUpstream: JsonRpcErrorMessage[] };
+/** A body still under its hold bound: nothing for the client yet (shared, never written to). */
+const HOLD: Framing = Object.freeze({ action: 'hold', toClient: [], toUpstream: [] }) as unknown as Framing;
 
 export class JsonResponseInspector {
   readonly #chunks: Uint8Array[] = [];
@@ -31,30 +31,43 @@ export class JsonResponseInspector {
     return this.#held;
   }
 
-  /** Adds a chunk; false once the body is larger than anything it may be (the caller stops reading). */
-  push(chunk: Uint8Array): boolean {
+  /**
+   * Adds a chunk: held ('hold') while the body may still be within its bound. Past it, enforce mode answers
+   * with the limit error ('drop': the caller stops reading), observe mode streams the body on ('forward').
+   */
+  push(chunk: Uint8Array): Framing {
     this.#held += chunk.length;
     if (this.#scanner !== undefined) {
       this.#scanner.push(chunk);
-      return true;
+      return { action: 'forward', toClient: [chunk], toUpstream: [] };
     }
     this.#chunks.push(chunk);
-    return this.holdBytes === null || this.#held <= this.holdBytes;
+    if (this.holdBytes === null || this.#held <= this.holdBytes) return HOLD;
+    if (this.ctx.mode === 'enforce') return this.overflow();
+    return { action: 'forward', toClient: this.startPassThrough(), toUpstream: [] };
+  }
+
+  /** The upstream's body ended: the held body judged whole, or the end of a streamed-on one. */
+  end(): Framing {
+    if (this.#scanner === undefined) return this.finish();
+    this.endPassThrough();
+    return { action: 'forward', toClient: [], toUpstream: [] };
   }
 
   /** The whole body arrived within the hold bound. */
-  finish(): JsonBodyOutcome {
+  finish(): Framing {
     const body = Buffer.concat(this.#chunks);
     const parsed = parseJsonRpcBody(body);
     if (!parsed.ok) {
       this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
-      return { action: 'forward', body };
+      return { action: 'forward', toClient: [body], toUpstream: [] };
     }
     const verdicts = parsed.messages.map((message) =>
       judgeMessage(this.ctx, message.bytes, message.value, message),
     );
     // The common case: nothing changes and the body goes on as it came, never decoded to text.
-    if (verdicts.every((verdict) => verdict.action === 'forward')) return { action: 'forward', body };
+    if (verdicts.every((verdict) => verdict.action === 'forward'))
+      return { action: 'forward', toClient: [body], toUpstream: [] };
     const parts: string[] = [];
     const toUpstream: JsonRpcErrorMessage[] = [];
     verdicts.forEach((verdict, i) => {
@@ -68,14 +81,15 @@ export class JsonResponseInspector {
         if (verdict.answerToSender !== undefined) toUpstream.push(verdict.answerToSender);
       }
     });
-    return { action: 'replace', body: parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? ''), toUpstream };
+    const replaced = parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? '');
+    return { action: 'replace', toClient: [replaced], toUpstream };
   }
 
   /**
    * The body outgrew the hold bound (enforce mode): the answer cannot be delivered. Every request it
    * answers gets the limit error; the read part was at least this large.
    */
-  overflow(): JsonBodyOutcome {
+  overflow(): Framing {
     const errors: string[] = [];
     for (const id of this.waiting.length > 0 ? this.waiting : [null]) {
       const verdict = judgeOversized(
@@ -89,7 +103,7 @@ export class JsonResponseInspector {
     this.#chunks.length = 0;
     const body =
       errors.length === 1 || this.waiting.length <= 1 ? (errors[0] ?? '') : `[${errors.join(',')}]`;
-    return { action: 'replace', body, toUpstream: [] };
+    return { action: 'drop', toClient: [body], toUpstream: [] };
   }
 
   /** Observe mode: the body is larger than any ceiling; it is streamed on while its id is scanned for the record. */

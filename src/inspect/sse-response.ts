@@ -1,16 +1,13 @@
 // Inspects an SSE response stream: every event is forwarded byte for byte as soon as it completes,
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
-import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
+import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
+import { addToClient, type Framing, framing } from './framing.js';
 import { type JudgeContext, judgeMessage, judgeOversized, type Verdict } from './message-verdict.js';
 
-export interface InspectorOutput {
-  /** Bytes for the client, in order. */
-  toClient: (Uint8Array | string)[];
-  /** JSON-RPC errors the upstream must receive (answers to server requests that were dropped). */
-  toUpstream: JsonRpcErrorMessage[];
-}
+/** What one push gives the relay: the framing result shared with JSON bodies. */
+export type InspectorOutput = Framing;
 
 export function decodeUtf8(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -36,12 +33,17 @@ export class SseResponseInspector {
   #answeredEarly = false;
   readonly #holdBytes: number;
 
-  /** holdBytes: the largest ceiling any message of this stream can have (null: no ceiling anywhere). */
+  /**
+   * holdBytes: the largest ceiling any message of this stream can have (null: no ceiling anywhere).
+   * endsWithItsAnswers: a call's stream (not a standalone GET stream), which has nothing left to deliver once
+   * every request it carries is answered; an answer replaced early then makes a push say 'drop'.
+   */
   constructor(
     private readonly ctx: JudgeContext,
     holdBytes: number | null,
     /** Called once per event that carries data (for the events counter). */
     private readonly onEvent?: () => void,
+    private readonly endsWithItsAnswers = false,
   ) {
     this.#holdBytes = holdBytes ?? Number.POSITIVE_INFINITY;
     this.#framer = new SseFramer({ maxDataBytes: this.#holdBytes });
@@ -56,22 +58,26 @@ export class SseResponseInspector {
     return this.#answeredEarly;
   }
 
-  push(chunk: Uint8Array): InspectorOutput {
-    const out: InspectorOutput = { toClient: [], toUpstream: [] };
+  push(chunk: Uint8Array): Framing {
+    const out = framing();
     const items = this.#framer.push(chunk);
     if (this.ctx.mode === 'observe') {
       // Observe mode forwards the stream as it arrives; framing only feeds the measurements.
-      this.#send(out, chunk);
-      for (const item of items) this.#handle(item, { toClient: [], toUpstream: [] });
+      this.#send(out, chunk, false);
+      for (const item of items) this.#handle(item, framing());
       return out;
     }
     for (const item of items) this.#handle(item, out);
+    // The rest of an oversized answer that was already replaced can never be delivered: once nothing else
+    // waits on this call's stream, the relay stops reading it instead of draining it.
+    if (this.endsWithItsAnswers && this.#answeredEarly && (this.ctx.answered?.size ?? 0) === 0)
+      out.action = 'drop';
     return out;
   }
 
-  end(): InspectorOutput {
-    const out: InspectorOutput = { toClient: [], toUpstream: [] };
-    const sink = this.ctx.mode === 'observe' ? { toClient: [], toUpstream: [] } : out;
+  end(): Framing {
+    const out = framing();
+    const sink = this.ctx.mode === 'observe' ? framing() : out;
     for (const item of this.#framer.end()) this.#handle(item, sink);
     return out;
   }
@@ -83,17 +89,17 @@ export class SseResponseInspector {
    * CR-only streams are never delayed); the LF then opens the next block, so a replacement of that block
    * starts with the LF and the bytes before it stay exact.
    */
-  #emit(out: InspectorOutput, piece: Uint8Array | string, replacing: boolean): void {
+  #emit(out: Framing, piece: Uint8Array | string, replacing: boolean): void {
     if (replacing) {
-      if (this.#sent3 === 0x0d) this.#send(out, '\n');
+      if (this.#sent3 === 0x0d) this.#send(out, '\n', true);
       const closing = closingOfCutEvent(this.#sent1, this.#sent2, this.#sent3);
-      if (closing !== '') this.#send(out, closing);
+      if (closing !== '') this.#send(out, closing, true);
     }
-    this.#send(out, piece);
+    this.#send(out, piece, replacing);
   }
 
-  #send(out: InspectorOutput, piece: Uint8Array | string): void {
-    out.toClient.push(piece);
+  #send(out: Framing, piece: Uint8Array | string, own: boolean): void {
+    addToClient(out, piece, own);
     const n = piece.length;
     const at = (k: number) => (typeof piece === 'string' ? piece.charCodeAt(k) : (piece[k] ?? -1));
     if (n >= 3) {
@@ -116,8 +122,8 @@ export class SseResponseInspector {
    * is left to the client's resumption; otherwise each waiting request gets an error, so no caller waits
    * for its own timeout.
    */
-  answerLost(detail: string): InspectorOutput {
-    const out: InspectorOutput = { toClient: [], toUpstream: [] };
+  answerLost(detail: string): Framing {
+    const out = framing();
     const waiting = this.ctx.answered;
     if (this.#sawEventId || waiting === undefined) return out;
     for (const id of waiting.ids()) {
@@ -127,7 +133,7 @@ export class SseResponseInspector {
     return out;
   }
 
-  #handle(item: SseItem, out: InspectorOutput): void {
+  #handle(item: SseItem, out: Framing): void {
     if ((item.type === 'event' || item.type === 'oversized-end') && item.id !== undefined)
       this.#sawEventId = true;
     switch (item.type) {
@@ -187,7 +193,7 @@ export class SseResponseInspector {
    * learns now, not when the upstream has finished sending it (a 1 GiB event takes seconds), and the rest
    * of the event is skipped unread. Its size is then a lower bound. Anything else waits for the event's end.
    */
-  #answerEarly(heldBytes: number, eventId: string | undefined, out: InspectorOutput): boolean {
+  #answerEarly(heldBytes: number, eventId: string | undefined, out: Framing): boolean {
     if (this.ctx.mode !== 'enforce' || this.#scanner === undefined || heldBytes <= this.#holdBytes)
       return false;
     const head = this.#scanner.snapshot();
@@ -203,7 +209,7 @@ export class SseResponseInspector {
     return true;
   }
 
-  #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: InspectorOutput): void {
+  #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: Framing): void {
     const parsed = parseJson(data);
     if (parsed === undefined) {
       this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');
@@ -223,7 +229,7 @@ export class SseResponseInspector {
     data: Uint8Array,
     values: unknown[],
     eventId: string | undefined,
-    out: InspectorOutput,
+    out: Framing,
   ): void {
     const split = splitTopLevel(data);
     if (!split.ok || split.spans.length !== values.length) {
@@ -254,12 +260,7 @@ export class SseResponseInspector {
     }
   }
 
-  #apply(
-    verdict: Verdict,
-    raw: Uint8Array | undefined,
-    eventId: string | undefined,
-    out: InspectorOutput,
-  ): void {
+  #apply(verdict: Verdict, raw: Uint8Array | undefined, eventId: string | undefined, out: Framing): void {
     switch (verdict.action) {
       case 'forward':
         if (raw !== undefined) this.#emit(out, raw, false);

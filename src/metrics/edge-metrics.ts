@@ -18,6 +18,7 @@ import type {
 import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
+import { type CounterCell, counterCell, type HistogramCell, histogramCell } from './fast-children.js';
 import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
 import { createToolRecorders, type ToolRecorders } from './tool-metrics.js';
 
@@ -135,8 +136,8 @@ interface Guards {
   tool: LabelGuard;
 }
 
-type HistogramChild = ReturnType<EdgeFamilies['messageBytes']['labels']>;
-type CounterChild = ReturnType<EdgeFamilies['limitExceeded']['labels']>;
+type HistogramChild = HistogramCell;
+type CounterChild = CounterCell;
 type GaugeChild = ReturnType<EdgeFamilies['sseStreamsActive']['labels']>;
 
 /**
@@ -160,25 +161,31 @@ class SubjectSlot {
 
   size(kind: MessageKind): HistogramChild {
     const { direction, method, tool, tenant } = this;
-    this.sizes[kind] ??= this.families.messageBytes.labels({ direction, kind, method, tool, tenant });
+    this.sizes[kind] ??= histogramCell(this.families.messageBytes, {
+      direction,
+      kind,
+      method,
+      tool,
+      tenant,
+    });
     return this.sizes[kind];
   }
 
   tokens(): HistogramChild {
     const { direction, method, tool, tenant } = this;
-    this.tokensChild ??= this.families.messageTokens.labels({ direction, method, tool, tenant });
+    this.tokensChild ??= histogramCell(this.families.messageTokens, { direction, method, tool, tenant });
     return this.tokensChild;
   }
 
   channel(channel: ResultChannelName): HistogramChild {
     const { tool, tenant } = this;
-    this.channels[channel] ??= this.families.resultChannelBytes.labels({ channel, tool, tenant });
+    this.channels[channel] ??= histogramCell(this.families.resultChannelBytes, { channel, tool, tenant });
     return this.channels[channel];
   }
 
   duplicated(): CounterChild {
     const { tool, tenant } = this;
-    this.duplicatedChild ??= this.families.duplicatedBytes.labels({ tool, tenant });
+    this.duplicatedChild ??= counterCell(this.families.duplicatedBytes, { tool, tenant });
     return this.duplicatedChild;
   }
 
@@ -187,7 +194,7 @@ class SubjectSlot {
     let child = this.exceeded.get(key);
     if (child === undefined) {
       const { direction, method, tool, tenant } = this;
-      child = this.families.limitExceeded.labels({ limit, direction, action, tenant, method, tool });
+      child = counterCell(this.families.limitExceeded, { limit, direction, action, tenant, method, tool });
       this.exceeded.set(key, child);
     }
     return child;
@@ -240,7 +247,7 @@ function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Gu
       slotFor(v.direction, v.method, v.tool).limitExceeded(v.limit, action).inc();
     },
     unparsable(direction: Direction): void {
-      unparsable[direction] ??= families.unparsableMessages.labels({ direction, tenant });
+      unparsable[direction] ??= counterCell(families.unparsableMessages, { direction, tenant });
       unparsable[direction].inc();
     },
     toolsListed(names: readonly string[]): void {
@@ -286,7 +293,7 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
         remember(
           requests,
           key,
-          families.requests.labels({ tenant, http_method, status: statusLabel, outcome }),
+          counterCell(families.requests, { tenant, http_method, status: statusLabel, outcome }),
         );
       child.inc();
     },
@@ -295,7 +302,11 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
       const key = `${tenant}\0${statusLabel}`;
       const child =
         upstreamDurations.get(key) ??
-        remember(upstreamDurations, key, families.upstreamDuration.labels({ tenant, status: statusLabel }));
+        remember(
+          upstreamDurations,
+          key,
+          histogramCell(families.upstreamDuration, { tenant, status: statusLabel }),
+        );
       child.observe(seconds);
     },
     sseStreamOpened(tenant) {
@@ -311,7 +322,7 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
     },
     sseEvent(tenant) {
       const child =
-        sseEvents.get(tenant) ?? remember(sseEvents, tenant, families.sseEvents.labels({ tenant }));
+        sseEvents.get(tenant) ?? remember(sseEvents, tenant, counterCell(families.sseEvents, { tenant }));
       child.inc();
     },
     untrustedTenantHeader() {

@@ -2,6 +2,7 @@
 // upstream (method, Host, Origin, credentials). Every exchange, refused or not, gets its tenant here.
 import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import type { TenantDecision } from '../tenancy/tenant-resolver.js';
 import type { EdgeContext } from './edge-context.js';
 import { type EdgeRuntime, type Exchange, startExchange } from './exchange.js';
 import { headerValue } from './headers.js';
@@ -43,11 +44,11 @@ function refusalBeforeTenant(runtime: EdgeRuntime, request: AdmissionRequest): E
  * Admits a request to the MCP endpoint as an exchange of its tenant, or refuses it (under the default tenant
  * when the tenant is not known, so the refusal is logged and counted).
  */
-export async function admit(
+export function admit(
   ctx: Pick<EdgeContext, 'metrics'>,
   runtime: EdgeRuntime,
   request: AdmissionRequest,
-): Promise<Admission> {
+): Admission | Promise<Admission> {
   const sessionId = headerValue(request.headers, 'mcp-session-id');
   const begin = (tenant: string) =>
     startExchange(
@@ -59,13 +60,17 @@ export async function admit(
     );
   const early = refusalBeforeTenant(runtime, request);
   if (early !== undefined) return { ok: false, exchange: begin(runtime.defaultTenant), refusal: early };
-  const decision = await runtime.tenants.resolve(request.headers, request.peer);
-  if (decision.untrustedHeader) ctx.metrics?.untrustedTenantHeader();
-  if (!decision.ok) {
-    const refusal = edgeRefusal(401, 'unauthenticated', decision.message, null, {
-      'www-authenticate': decision.wwwAuthenticate,
-    });
-    return { ok: false, exchange: begin(runtime.defaultTenant), refusal };
-  }
-  return { ok: true, exchange: begin(decision.tenant) };
+  const admitAs = (decision: TenantDecision): Admission => {
+    if (decision.untrustedHeader) ctx.metrics?.untrustedTenantHeader();
+    if (!decision.ok) {
+      const refusal = edgeRefusal(401, 'unauthenticated', decision.message, null, {
+        'www-authenticate': decision.wwwAuthenticate,
+      });
+      return { ok: false, exchange: begin(runtime.defaultTenant), refusal };
+    }
+    return { ok: true, exchange: begin(decision.tenant) };
+  };
+  // Synchronous unless a resolver must wait (a JWT's keys): no promise per request for the others.
+  const decision = runtime.tenants.resolve(request.headers, request.peer);
+  return decision instanceof Promise ? decision.then(admitAs) : admitAs(decision);
 }

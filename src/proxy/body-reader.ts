@@ -3,7 +3,6 @@
 // it will read the body, so a body over its ceiling gets the 413 instead.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import { edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
@@ -61,7 +60,7 @@ function refuseBody(
 }
 
 /** Checks what the headers say about a body before a byte of it is read. */
-function refusalByHeaders(request: FastifyRequest): EdgeError | undefined {
+function refusalByHeaders(request: BodyRequest): EdgeError | undefined {
   // The transport carries JSON-RPC as application/json; anything else is not the upstream's to parse.
   const contentType = headerValue(request.headers, 'content-type');
   if (!isJson(contentType)) {
@@ -86,56 +85,80 @@ function refusalByHeaders(request: FastifyRequest): EdgeError | undefined {
   return undefined;
 }
 
+/** The body, or the refusal that answers the request instead. Called once. */
+export type BodyDone = (refusal: EdgeError | undefined, body: Buffer | undefined) => void;
+
 /** Reads up to `ceiling` bytes (null: no ceiling); past it, refuses with the id recovered from the start. */
 function readUpTo(
   payload: Readable,
   ceiling: number | null,
   onOver: (size: number, id: JsonRpcId | undefined) => EdgeError,
-): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      chunks.push(chunk);
-      if (ceiling === null || size <= ceiling) return;
-      // Stop holding here: the id is recovered only if it came early in the body.
-      payload.off('data', onData);
-      payload.off('end', onEnd);
-      discardRest(payload);
-      const scanner = new EnvelopeHeadScanner();
-      for (const c of chunks) scanner.push(c);
-      reject(onOver(size, scanner.snapshot().id));
-    };
-    const onEnd = () => resolve(Buffer.concat(chunks, size));
-    payload.on('data', onData);
-    payload.once('end', onEnd);
-    payload.once('error', (err: Error) => {
-      // A broken body (bad chunk framing, a client that left) is the client's, never an edge failure.
-      reject(
-        new EdgeError(
-          edgeRefusal(400, 'invalid_request', `The request body could not be read: ${err.message}`),
-        ),
-      );
-    });
+  done: BodyDone,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const settle = (refusal: EdgeError | undefined, body: Buffer | undefined) => {
+    if (settled) return;
+    settled = true;
+    done(refusal, body);
+  };
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (ceiling === null || size <= ceiling) return;
+    // Stop holding here: the id is recovered only if it came early in the body.
+    payload.off('data', onData);
+    payload.off('end', onEnd);
+    discardRest(payload);
+    const scanner = new EnvelopeHeadScanner();
+    for (const c of chunks) scanner.push(c);
+    settle(onOver(size, scanner.snapshot().id), undefined);
+  };
+  const onEnd = () => settle(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  payload.on('data', onData);
+  payload.once('end', onEnd);
+  payload.once('error', (err: Error) => {
+    // A broken body (bad chunk framing, a client that left) is the client's, never an edge failure.
+    settle(
+      new EdgeError(
+        edgeRefusal(400, 'invalid_request', `The request body could not be read: ${err.message}`),
+      ),
+      undefined,
+    );
   });
 }
 
-export async function readBoundedBody(
-  ctx: EdgeContext,
-  request: FastifyRequest,
+/** What the body reader looks at: the exchange (undefined off the MCP endpoint) and the request's headers. */
+export interface BodyRequest {
+  exchange: Exchange | undefined;
+  headers: IncomingHttpHeaders;
+  /** Sends `100 Continue` to a client that asked for it; called once the body will be read. */
+  sendContinue: (() => void) | undefined;
+}
+
+/**
+ * Reads and judges a request body; `done` gets it, or the refusal to answer with. No promise: this runs for
+ * every request.
+ */
+export function readBoundedBody(
+  ctx: Pick<EdgeContext, 'sessions'>,
+  request: BodyRequest,
   payload: Readable,
-): Promise<Buffer> {
-  const exchange = request.edge;
+  done: BodyDone,
+): void {
+  const exchange = request.exchange;
   // Not the MCP endpoint (a 404 follows): the body is not read, let alone forwarded.
   if (exchange === undefined) {
     discardRest(payload);
-    return Buffer.alloc(0);
+    done(undefined, Buffer.alloc(0));
+    return;
   }
   const refusal = refusalByHeaders(request);
   if (refusal !== undefined) {
     discardRest(payload);
-    throw refusal;
+    done(refusal, undefined);
+    return;
   }
   const hint = subjectFromHeaders(request.headers);
   const ceiling =
@@ -147,16 +170,31 @@ export async function readBoundedBody(
   const declared = Number(headerValue(request.headers, 'content-length') ?? Number.NaN);
   if (enforced !== null && Number.isFinite(declared) && declared > enforced) {
     discardRest(payload);
-    throw refuseBody(exchange, enforced, declared, false, hint, undefined);
+    done(refuseBody(exchange, enforced, declared, false, hint, undefined), undefined);
+    return;
   }
   // The edge meets the client's expectation itself: the upstream gets a whole body and no Expect header.
   request.sendContinue?.();
-  const body = await readUpTo(payload, enforced, (size, id) =>
-    refuseBody(exchange, enforced ?? 0, size, true, hint, id),
+  readUpTo(
+    payload,
+    enforced,
+    (size, id) => refuseBody(exchange, enforced ?? 0, size, true, hint, id),
+    (refused, body) => {
+      if (body === undefined) done(refused, undefined);
+      else done(judgedBody(ctx, exchange, body), body);
+    },
   );
+}
+
+/** Judges a whole body: undefined when it goes upstream, else the refusal. */
+function judgedBody(
+  ctx: Pick<EdgeContext, 'sessions'>,
+  exchange: Exchange,
+  body: Buffer,
+): EdgeError | undefined {
   exchange.requestBytes = body.length;
   const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
-  if (!verdict.ok) throw new EdgeError(verdict.refusal);
+  if (!verdict.ok) return new EdgeError(verdict.refusal);
   const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
   const session = exchange.sessionId !== undefined ? ctx.sessions.known(exchange.sessionId) : undefined;
   if (listing !== undefined && session !== undefined) {
@@ -164,8 +202,8 @@ export async function readBoundedBody(
     const page = pageOverBound(session.pages, listing, bound);
     if (page !== undefined) {
       exchange.outcome = 'pagination_bound';
-      throw new EdgeError(paginationBoundAnswer(listing.id, listing.method, page, bound));
+      return new EdgeError(paginationBoundAnswer(listing.id, listing.method, page, bound));
     }
   }
-  return body;
+  return undefined;
 }

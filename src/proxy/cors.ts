@@ -107,6 +107,8 @@ export interface CorsOptions {
 
 export interface Cors {
   replace(next: EdgeConfig): void;
+  /** What the onSend hook does to a response's headers, for a response written past Fastify's send. */
+  decorateResponse(request: FastifyRequest, reply: FastifyReply): void;
 }
 
 /** Adds the preflight (onRequest) and response (onSend) hooks. Call before the endpoint's own onRequest checks. */
@@ -200,6 +202,9 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
       current = next;
       settings = next.server;
       policy = corsPolicyOf(settings.cors);
+    },
+    decorateResponse: (request, reply) => {
+      onSend(request, reply, undefined);
     },
   };
 }

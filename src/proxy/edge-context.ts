@@ -40,7 +40,11 @@ export interface EdgeContext {
 }
 
 /** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */
-export function answerUpstream(ctx: EdgeContext, exchange: Exchange, messages: JsonRpcErrorMessage[]): void {
+export function answerUpstream(
+  ctx: Pick<EdgeContext, 'upstream'>,
+  exchange: Exchange,
+  messages: JsonRpcErrorMessage[],
+): void {
   for (const message of messages) ctx.upstream.send(exchange.sessionId, message);
 }
 

@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
@@ -16,11 +17,12 @@ import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import { httpUpstream } from '../upstream/http-upstream.js';
 import type { Upstream } from '../upstream/upstream.js';
-import { admit } from './admission.js';
+import { type Admission, admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
+import { ClientResponse } from './client-response.js';
 import { trackConnections } from './connections.js';
 import { installCors } from './cors.js';
-import type { EdgeContext, RelayedStream } from './edge-context.js';
+import { type EdgeContext, exchangeOf, type RelayedStream } from './edge-context.js';
 import { EdgeError, sendEdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
@@ -139,31 +141,16 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     handler: async () => {},
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    // Health routes answer probes whatever their Host; only the MCP endpoint is an exchange, and only at its
-    // exact path: no trailing segments, no encoded or dot-segment variants reach the upstream.
-    const path = request.raw.url?.split('?')[0];
-    if (path !== config.listen.path) {
-      if (request.routeOptions.url?.startsWith(config.listen.path)) {
-        throw new EdgeError(
-          edgeRefusal(404, 'invalid_request', `Not found: mcp-edge serves MCP at ${config.listen.path} only`),
-        );
-      }
-      return;
-    }
-    // Every exchange, admitted or refused, ends with its one log line and count when its response closes.
-    reply.raw.once('close', () => {
-      if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.metrics);
-    });
-    const admission = await admit(ctx, runtime, {
-      method: request.method,
-      headers: request.headers,
-      peer: request.socket.remoteAddress,
-    });
+  /** An admitted request carries its exchange from here; a refused one is answered now. */
+  const admitted = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admission: Admission,
+  ): EdgeError | undefined => {
     request.edge = admission.exchange;
     // This exchange's bytes are what its connection carries from here on.
     admission.exchange.wireBytesBefore = request.raw.socket.bytesWritten;
-    if (!admission.ok) throw new EdgeError(admission.refusal);
+    if (!admission.ok) return new EdgeError(admission.refusal);
     if (headerValue(request.headers, 'expect')?.toLowerCase() === '100-continue') {
       request.sendContinue = () => {
         if (!reply.raw.headersSent) reply.raw.writeContinue();
@@ -174,18 +161,81 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       waitingGets.add(reply);
       reply.raw.once('close', () => waitingGets.delete(reply));
     }
+    return undefined;
+  };
+
+  // A callback hook: admission is synchronous unless a tenant resolver must wait (a JWT's keys).
+  app.addHook('onRequest', (request, reply, done) => {
+    // Health routes answer probes whatever their Host; only the MCP endpoint is an exchange, and only at its
+    // exact path: no trailing segments, no encoded or dot-segment variants reach the upstream.
+    const url = request.raw.url ?? '';
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    if (path !== config.listen.path) {
+      if (request.routeOptions.url?.startsWith(config.listen.path)) {
+        done(
+          new EdgeError(
+            edgeRefusal(
+              404,
+              'invalid_request',
+              `Not found: mcp-edge serves MCP at ${config.listen.path} only`,
+            ),
+          ),
+        );
+        return;
+      }
+      done();
+      return;
+    }
+    // Every exchange, admitted or refused, ends with its one log line and count when its response closes.
+    reply.raw.once('close', () => {
+      if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.metrics);
+    });
+    const admission = admit(ctx, runtime, {
+      method: request.method,
+      headers: request.headers,
+      peer: request.socket.remoteAddress,
+    });
+    if (admission instanceof Promise) {
+      admission.then(
+        (settled) => done(admitted(request, reply, settled)),
+        (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+      );
+    } else done(admitted(request, reply, admission));
   });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
-    readBoundedBody(ctx, request, payload as Readable)
-      .then((body) => done(null, body))
-      .catch((err: unknown) => done(err instanceof Error ? err : new Error(String(err)), undefined));
+    const body = { exchange: request.edge, headers: request.headers, sendContinue: request.sendContinue };
+    readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
   });
 
+  /**
+   * The relays write the client's response themselves: before its status line, the reply's status and
+   * headers (the upstream's, rewritten) and what the onSend hooks would add go onto the raw response, and
+   * Fastify lets go of it.
+   */
+  const clientOf = (request: FastifyRequest, reply: FastifyReply) =>
+    new ClientResponse(reply.raw, request.method, request.log, {
+      beforeStart: () => {
+        oauth.decorateResponse(request, reply);
+        cors.decorateResponse(request, reply);
+        reply.hijack();
+        const raw = reply.raw;
+        raw.statusCode = reply.statusCode;
+        const headers = reply.getHeaders();
+        for (const name of Object.keys(headers)) {
+          const value = headers[name];
+          if (value !== undefined) raw.setHeader(name, value);
+        }
+      },
+      answeredElsewhere: () => reply.sent,
+    });
   await upstream.register(app, {
-    deliver: (request, reply, response) => relayResponse(ctx, request, reply, response),
-    fail: (reply, kind, detail) => upstreamFailed(ctx, reply, kind, detail),
+    deliver: (request, reply, response) =>
+      relayResponse(ctx, exchangeOf(request), clientOf(request, reply), response),
+    fail: (reply, kind, detail) =>
+      upstreamFailed(ctx, reply.request.edge, clientOf(reply.request, reply), kind, detail),
   });
 
   return {

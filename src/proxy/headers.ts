@@ -16,14 +16,6 @@ export const HOP_BY_HOP = [
 
 type Headers = Record<string, string | string[] | number | undefined>;
 
-function dropHopByHop(headers: Headers): void {
-  const listed = headers.connection;
-  if (typeof listed === 'string') {
-    for (const name of listed.split(',')) delete headers[name.trim().toLowerCase()];
-  }
-  for (const name of HOP_BY_HOP) delete headers[name];
-}
-
 export interface UpstreamRequestHeaderOptions {
   /** Forward the client's Host (for upstreams that check it themselves) instead of the upstream's own. */
   preserveHost: boolean;
@@ -127,10 +119,18 @@ export function clientResponseHeaders(
   rewritten: boolean,
   decoded: boolean,
 ): Headers {
-  const headers: Headers = { ...upstreamHeaders };
-  dropHopByHop(headers);
-  if (rewritten) delete headers['content-length'];
-  if (decoded) delete headers['content-encoding'];
+  // Built by copying what crosses rather than deleting what does not (deletes send V8 objects to slow mode).
+  const listed = upstreamHeaders.connection;
+  const connectionListed =
+    typeof listed === 'string'
+      ? new Set(listed.split(',').map((name) => name.trim().toLowerCase()))
+      : undefined;
+  const headers: Headers = {};
+  for (const name in upstreamHeaders) {
+    if (HOP_BY_HOP_NAMES.has(name) || connectionListed?.has(name)) continue;
+    if ((rewritten && name === 'content-length') || (decoded && name === 'content-encoding')) continue;
+    headers[name] = upstreamHeaders[name];
+  }
   if (isEventStream(headers['content-type'])) {
     // Nothing between here and the client may buffer or transform the stream.
     headers['x-accel-buffering'] = 'no';

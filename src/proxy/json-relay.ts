@@ -1,11 +1,12 @@
 // Relays an upstream application/json body through the JSON inspector: held up to the ceiling that can
 // apply to it, then forwarded byte for byte or replaced whole; a body that stalls or breaks off gets the
 // client a JSON-RPC error for its id instead of a cut connection.
-import { PassThrough, type Readable } from 'node:stream';
-import type { FastifyReply } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { Framing } from '../inspect/framing.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
+import type { ClientResponse } from './client-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
-import { sendEdgeError, upstreamFailureAnswer } from './edge-error.js';
+import { upstreamFailureAnswer } from './edge-error.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
@@ -15,78 +16,82 @@ class StalledBodyError extends Error {
   }
 }
 
-function sendBody(reply: FastifyReply, body: Uint8Array | string): void {
-  reply.send(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-}
+export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'>;
 
-export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyReply, source: Readable): void {
+export function relayJson(
+  ctx: JsonRelayContext,
+  exchange: Exchange,
+  client: ClientResponse,
+  source: Readable,
+): void {
+  const raw = client.raw;
   const inspector = new JsonResponseInspector(
     judgeContext(exchange, 'response', ctx.sessions),
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
     exchange.waiting,
   );
-  let passThrough: PassThrough | undefined;
+  /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
+  let streaming = false;
   // A JSON answer that stalls mid-body would leave the client waiting: past the body timeout it gets a 504.
   const silence = ctx.bodySilence.watch(() =>
     source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body)),
   );
-  const armStall = () => silence.touch();
-  const disarmStall = () => silence.stop();
   // A client that leaves takes the upstream body with it.
-  reply.raw.once('close', () => {
-    disarmStall();
+  raw.once('close', () => {
+    silence.stop();
     if (!source.destroyed) source.destroy();
   });
+  const stream = (out: Framing) => {
+    if (!streaming) {
+      streaming = true;
+      client.start();
+      raw.on('drain', () => source.resume());
+    }
+    for (const piece of out.toClient) if (!raw.write(piece)) source.pause();
+  };
+  /** The whole answer at once: the upstream's status for its bytes, 200 for the edge's own error. */
+  const sendWhole = (out: Framing) => {
+    answerUpstream(ctx, exchange, out.toUpstream);
+    const body = out.toClient.length === 1 ? out.toClient[0]! : Buffer.concat(out.toClient.map(Buffer.from));
+    client.sendWhole(body, out.action === 'forward' ? undefined : 200);
+  };
   const onData = (chunk: Buffer) => {
-    armStall();
-    if (passThrough !== undefined) {
-      inspector.push(chunk);
-      if (!passThrough.write(chunk)) source.pause();
+    silence.touch();
+    const out = inspector.push(chunk);
+    if (out.action === 'hold') return;
+    if (out.action === 'forward') {
+      stream(out);
       return;
     }
-    if (inspector.push(chunk)) return;
-    if (exchange.mode === 'enforce') {
-      // Known to be over the ceiling: stop reading rather than drain the rest.
-      source.off('data', onData);
-      disarmStall();
-      source.destroy();
-      sendBody(reply.code(200), inspector.overflow().body);
-      return;
-    }
-    passThrough = new PassThrough();
-    passThrough.on('drain', () => source.resume());
-    for (const held of inspector.startPassThrough()) passThrough.write(held);
-    reply.send(passThrough);
+    // Known to be over the ceiling: stop reading rather than drain the rest.
+    source.off('data', onData);
+    silence.stop();
+    source.destroy();
+    sendWhole(out);
   };
   source.on('data', onData);
   source.on('end', () => {
-    disarmStall();
-    if (passThrough !== undefined) {
-      inspector.endPassThrough();
-      passThrough.end();
+    silence.stop();
+    const out = inspector.end();
+    if (streaming) {
+      raw.end();
       return;
     }
-    if (reply.sent) return;
-    const outcome = inspector.finish();
-    if (outcome.action === 'replace') {
-      answerUpstream(ctx, exchange, outcome.toUpstream);
-      reply.code(200);
-    }
-    sendBody(reply, outcome.body);
+    if (client.closed) return;
+    sendWhole(out);
   });
   source.on('error', (err) => {
-    disarmStall();
-    if (passThrough !== undefined) {
-      passThrough.destroy(err);
+    silence.stop();
+    if (streaming) {
+      raw.destroy(err);
       return;
     }
-    if (reply.sent || reply.raw.destroyed) return;
+    if (client.closed) return;
     const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
     const stalled = err instanceof StalledBodyError;
     exchange.outcome = stalled ? 'upstream_timeout' : 'upstream_body_failed';
     const detail = stalled ? err.message : `the response body broke off: ${err.message}`;
-    reply.request.log.warn({ tenant: exchange.tenant, detail }, 'upstream JSON body failed');
-    reply.removeHeader('content-type');
-    sendEdgeError(reply, upstreamFailureAnswer(ctx.config, stalled ? 'timeout' : 'failed', id, detail));
+    client.log.warn({ tenant: exchange.tenant, detail }, 'upstream JSON body failed');
+    client.sendAnswer(upstreamFailureAnswer(ctx.config, stalled ? 'timeout' : 'failed', id, detail));
   });
 }

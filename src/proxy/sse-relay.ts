@@ -1,11 +1,12 @@
-// Relays an upstream SSE stream to the client through the SSE inspector. However the stream ends (the
-// upstream finishes or breaks off, goes silent, the client leaves, shutdown), it ends once: the client's
-// stream is closed well-formed, every request still waiting gets an error, and the stream is let go.
+// Relays an upstream SSE stream to the client through the SSE inspector, writing to the client's response
+// directly (what one event-loop turn produced goes out as one write). However the stream ends (the upstream
+// finishes or breaks off, goes silent, the client leaves, shutdown), it ends once: the client's stream is
+// closed well-formed, every request still waiting gets an error, and the stream is let go.
 import type { Readable } from 'node:stream';
-import { Transform } from 'node:stream';
-import type { FastifyReply } from 'fastify';
 import type { Outcome } from '../core/outcome.js';
-import { type InspectorOutput, SseResponseInspector } from '../inspect/sse-response.js';
+import type { Framing } from '../inspect/framing.js';
+import { SseResponseInspector } from '../inspect/sse-response.js';
+import { type ClientResponse, CoalescedWriter } from './client-response.js';
 import { answerUpstream, type EdgeContext, type RelayedStream } from './edge-context.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 
@@ -18,56 +19,64 @@ function isAbort(err: Error): boolean {
   return code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR' || err.name === 'AbortError';
 }
 
-export function relaySse(ctx: EdgeContext, exchange: Exchange, reply: FastifyReply, source: Readable): void {
+export type SseRelayContext = Pick<
+  EdgeContext,
+  'config' | 'metrics' | 'sessions' | 'streams' | 'upstream' | 'answerSilence'
+>;
+
+export function relaySse(
+  ctx: SseRelayContext,
+  exchange: Exchange,
+  client: ClientResponse,
+  source: Readable,
+): void {
   const { metrics } = ctx;
-  const longLived = reply.request.method === 'GET';
+  const raw = client.raw;
+  const longLived = client.method === 'GET';
   const onEvent = metrics !== undefined ? () => metrics.sseEvent(exchange.tenant) : undefined;
   const inspector = new SseResponseInspector(
     judgeContext(exchange, 'response', ctx.sessions),
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
     onEvent,
+    !longLived,
   );
   /** Set when the edge ends the stream before the upstream did: what the waiting requests are told. */
   let lostDetail: string | undefined;
   let stopped = false;
+  let finished = false;
 
-  const emit = (out: InspectorOutput, push: (chunk: Uint8Array | string) => void) => {
-    for (const piece of out.toClient) push(piece);
+  client.start();
+  const writer = new CoalescedWriter(
+    raw,
+    () => source.pause(),
+    () => source.resume(),
+  );
+  const emit = (out: Framing) => {
+    writer.write(out.toClient);
     answerUpstream(ctx, exchange, out.toUpstream);
   };
 
-  const transform = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      if (!stopped) {
-        armStall();
-        emit(inspector.push(chunk), (piece) => this.push(piece));
-        // The rest of an oversized answer that was already replaced can never be delivered: once nothing
-        // else waits on this call's stream, stop reading it instead of draining it.
-        if (!longLived && inspector.skippingReplacedAnswer && exchange.pending.size === 0) {
-          stop(undefined, undefined);
-        }
-      }
-      callback();
-    },
-    flush(callback) {
-      disarmStall();
-      emit(inspector.end(), (piece) => this.push(piece));
-      // Ended without answering a request: unless the client can resume, it learns so now.
-      emit(inspector.answerLost(lostDetail ?? ENDED_WITHOUT_ANSWER), (piece) => this.push(piece));
-      callback();
-    },
-  });
+  /** The client's stream ends: what the framer still holds, errors for what waits, then the end. */
+  function finish(): void {
+    if (finished) return;
+    finished = true;
+    disarmStall();
+    emit(inspector.end());
+    // Ended without answering a request: unless the client can resume, it learns so now.
+    emit(inspector.answerLost(lostDetail ?? ENDED_WITHOUT_ANSWER));
+    writer.end();
+    release();
+  }
 
-  /** Stops reading the upstream; the client's stream then ends through flush (errors for what waits). */
+  /** Stops reading the upstream; the client's stream then ends (errors for what waits). */
   function stop(detail: string | undefined, outcome: Outcome | undefined): void {
     if (stopped) return;
     stopped = true;
     disarmStall();
     if (outcome !== undefined) exchange.outcome ??= outcome;
     lostDetail = detail;
-    source.unpipe(transform);
     source.destroy();
-    if (!transform.writableEnded && !transform.destroyed) transform.end();
+    finish();
   }
 
   // A call's stream that goes silent past upstream.timeouts.answerStream would leave its caller waiting.
@@ -75,7 +84,7 @@ export function relaySse(ctx: EdgeContext, exchange: Exchange, reply: FastifyRep
     ? undefined
     : ctx.answerSilence.watch(() => {
         const silentMs = ctx.config.upstream.timeouts.answerStream;
-        reply.request.log.warn(
+        client.log.warn(
           { tenant: exchange.tenant, silentMs },
           'upstream SSE answer went silent; ending it (upstream.timeouts.answerStream)',
         );
@@ -88,37 +97,39 @@ export function relaySse(ctx: EdgeContext, exchange: Exchange, reply: FastifyRep
   const disarmStall = () => silence?.stop();
 
   // Not pipeline(): a broken upstream must not cut the client's stream; it is finished cleanly instead.
-  source.pipe(transform);
-  source.once('end', disarmStall);
+  source.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    armStall();
+    const out = inspector.push(chunk);
+    emit(out);
+    if (out.action === 'drop') stop(undefined, undefined);
+  });
+  source.once('end', finish);
   source.on('error', (err: Error) => {
     // The edge or the client ended it (an abort follows a client that left): nothing failed upstream.
-    if (stopped || reply.raw.destroyed || isAbort(err)) return;
-    reply.request.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
+    if (stopped || raw.destroyed || isAbort(err)) return;
+    client.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
     stop(BROKE_OFF, 'upstream_stream_failed');
   });
 
   const stream: RelayedStream = { longLived, finish: (detail, outcome) => stop(detail, outcome) };
   ctx.streams.add(stream);
   const streamClosed = metrics?.sseStreamOpened(exchange.tenant);
-  const release = () => {
+  let released = false;
+  function release(): void {
+    if (released) return;
+    released = true;
     disarmStall();
     ctx.streams.delete(stream);
     streamClosed?.();
+  }
+  // However the response ends, the stream is let go with it (a client that left reads nothing more).
+  raw.once('close', () => {
+    writer.cancel();
+    release();
     if (!stopped) {
       stopped = true;
       source.destroy();
     }
-  };
-  transform.once('close', release);
-  // However the response ends, the stream is let go with it (a client that left never drains the transform).
-  reply.raw.once('close', () => {
-    release();
-    if (!transform.destroyed) transform.destroy();
   });
-  // Fastify sends a stream's headers with its first byte; an SSE stream may stay silent for long (an idle GET
-  // stream), so its headers go out as soon as Fastify has set them and pipes the stream.
-  reply.raw.once('pipe', () => {
-    if (!reply.raw.headersSent) reply.raw.flushHeaders();
-  });
-  reply.send(transform);
 }

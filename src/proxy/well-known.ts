@@ -135,6 +135,8 @@ export interface OAuthRoutes {
   serves(path: string): boolean;
   /** Swap the reloadable settings (server.*); upstream.oauth needs a restart, like all of upstream. */
   replace(next: EdgeConfig): void;
+  /** What the onSend hook does to a response's headers, for a response written past Fastify's send. */
+  decorateResponse(request: FastifyRequest, reply: FastifyReply): void;
 }
 
 /**
@@ -154,6 +156,9 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
     serves,
     replace(next) {
       current = next;
+    },
+    decorateResponse: (request, reply) => {
+      onSend(request, reply, undefined);
     },
   };
   const send = (reply: FastifyReply, answer: EdgeHttpError) =>

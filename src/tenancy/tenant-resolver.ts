@@ -221,21 +221,32 @@ export class TenantResolver {
     return identity;
   }
 
-  async resolve(headers: Headers, peer: string | undefined): Promise<TenantDecision> {
-    let untrustedHeader = false;
-    for (const resolver of this.#resolvers) {
-      const outcome = await resolver.resolve(headers, peer);
-      if (outcome.kind === 'identified') return { ok: true, tenant: outcome.tenant, untrustedHeader };
-      if (outcome.kind === 'rejected') {
-        return {
-          ok: false,
-          status: 401,
-          message: outcome.message,
-          wwwAuthenticate: outcome.wwwAuthenticate,
-          untrustedHeader,
-        };
+  /** The tenant of a request; synchronous unless a resolver has to wait (a JWT's keys). */
+  resolve(headers: Headers, peer: string | undefined): TenantDecision | Promise<TenantDecision> {
+    return this.#resolveFrom(0, false, headers, peer);
+  }
+
+  #resolveFrom(
+    start: number,
+    untrusted: boolean,
+    headers: Headers,
+    peer: string | undefined,
+  ): TenantDecision | Promise<TenantDecision> {
+    let untrustedHeader = untrusted;
+    for (let i = start; i < this.#resolvers.length; i++) {
+      const outcome = this.#resolvers[i]!.resolve(headers, peer);
+      if (outcome instanceof Promise) {
+        const seen = untrustedHeader;
+        return outcome.then((settled) => {
+          const decision = this.#decide(settled, seen);
+          if (decision !== undefined) return decision;
+          const flagged = settled.kind === 'absent' && settled.untrustedHeader === true;
+          return this.#resolveFrom(i + 1, seen || flagged, headers, peer);
+        });
       }
-      if (outcome.untrustedHeader) untrustedHeader = true;
+      const decision = this.#decide(outcome, untrustedHeader);
+      if (decision !== undefined) return decision;
+      if (outcome.kind === 'absent' && outcome.untrustedHeader === true) untrustedHeader = true;
     }
     if (this.tenancy.requireIdentified) {
       return {
@@ -248,5 +259,20 @@ export class TenantResolver {
       };
     }
     return { ok: true, tenant: this.tenancy.default, untrustedHeader };
+  }
+
+  /** What one resolver's outcome decides, or undefined when the next resolver is asked. */
+  #decide(outcome: Outcome, untrustedHeader: boolean): TenantDecision | undefined {
+    if (outcome.kind === 'identified') return { ok: true, tenant: outcome.tenant, untrustedHeader };
+    if (outcome.kind === 'rejected') {
+      return {
+        ok: false,
+        status: 401,
+        message: outcome.message,
+        wwwAuthenticate: outcome.wwwAuthenticate,
+        untrustedHeader,
+      };
+    }
+    return undefined;
   }
 }

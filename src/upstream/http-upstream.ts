@@ -1,6 +1,8 @@
-// The HTTP upstream, the first kind of Upstream: @fastify/http-proxy and its undici pool carry each admitted
-// exchange to a Streamable HTTP MCP server, with the request headers rewritten for it; its answers go to the
-// shell's sink. Messages of the edge's own go by a plain POST; readiness is a TCP connect.
+// The HTTP upstream, the first kind of Upstream: one undici Pool carries each admitted exchange to a
+// Streamable HTTP MCP server, with the request headers rewritten for it; its answers go to the shell's sink.
+// A POST (the body is read and judged already) goes straight to the pool; GET and DELETE go through
+// @fastify/http-proxy over the same pool. Messages of the edge's own go by a plain POST; readiness is a TCP
+// connect.
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
@@ -8,6 +10,7 @@ import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { Pool } from 'undici';
 import type { EdgeConfig } from '../config/schema.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { FORWARDED_METHODS } from '../proxy/admission.js';
@@ -65,6 +68,41 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   };
 }
 
+/** How the client's request headers go upstream (the body, if any, is `bodyLength` bytes). */
+function requestHeadersFor(
+  config: EdgeConfig,
+  upstream: URL,
+  upstreamAuthorization: string | undefined,
+  request: FastifyRequest,
+  headers: IncomingHttpHeaders,
+): IncomingHttpHeaders {
+  const peer = request.socket.remoteAddress;
+  return upstreamRequestHeaders(headers, headerValue(request.headers, 'host'), {
+    preserveHost: config.upstream.preserveHost,
+    upstreamHost: upstream.host,
+    clientAddress: peer ?? '',
+    clientProtocol: 'http',
+    authorization: upstreamAuthorization,
+    ...upstreamCrossing(exchangeOf(request), request.headers, peer),
+  }) as IncomingHttpHeaders;
+}
+
+/** The upstream's response headers as the client gets them (length and coding go when the edge may rewrite). */
+function responseHeadersFor(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const inspect = isEventStream(headers['content-type']) || isJson(headers['content-type']);
+  const coding = contentCoding(headers);
+  const decoded = inspect && coding !== 'identity' && coding !== 'unsupported';
+  return clientResponseHeaders(headers, inspect, decoded) as IncomingHttpHeaders;
+}
+
+/** An undici failure as the sink takes it: a timeout (504) or an unreachable upstream (502), and its code. */
+function failureOf(err: Error): { kind: 'timeout' | 'unreachable'; detail: string } {
+  const code = (err as { code?: string }).code;
+  const timeout =
+    code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || err.name === 'TimeoutError';
+  return { kind: timeout ? 'timeout' : 'unreachable', detail: code ?? err.message };
+}
+
 async function registerProxy(
   app: Parameters<Upstream['register']>[0],
   sink: UpstreamSink,
@@ -72,62 +110,86 @@ async function registerProxy(
   upstream: URL,
   upstreamAuthorization: string | undefined,
 ): Promise<void> {
+  const timeouts = config.upstream.timeouts;
+  // One pool for every exchange; @fastify/reply-from closes it with the server.
+  const pool = new Pool(upstream.origin, {
+    connections: config.upstream.maxConnections,
+    pipelining: 1,
+    headersTimeout: timeouts.headers,
+    bodyTimeout: timeouts.idle,
+    connect: {
+      timeout: timeouts.connect,
+      rejectUnauthorized: config.upstream.tls.rejectUnauthorized,
+      ...(config.upstream.tls.ca !== undefined ? { ca: readFileSync(config.upstream.tls.ca, 'utf8') } : {}),
+    },
+  });
+
+  /**
+   * A POST goes straight to the pool: its body is read and judged, and it is never resent (resendDelay), so
+   * nothing of @fastify/reply-from is needed on the path most exchanges take.
+   */
+  const post = (request: FastifyRequest, reply: FastifyReply) => {
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const headers = requestHeadersFor(config, upstream, upstreamAuthorization, request, request.headers);
+    headers['content-length'] = String(body.length);
+    headers['content-type'] ??= 'application/json';
+    const url = request.raw.url ?? '';
+    const query = url.indexOf('?');
+    exchangeOf(request).upstreamSentAt = process.hrtime.bigint();
+    pool.request(
+      {
+        path: query === -1 ? upstream.pathname : upstream.pathname + url.slice(query),
+        method: 'POST',
+        headers: headers as Record<string, string | string[]>,
+        body,
+      },
+      (err, res) => {
+        if (err !== null) {
+          const failure = failureOf(err);
+          sink.fail(reply, failure.kind, failure.detail);
+          return;
+        }
+        try {
+          reply.code(res.statusCode);
+        } catch {
+          // A status Fastify cannot send (reply-from answers it the same way).
+          res.body.destroy();
+          sink.fail(reply, 'unreachable', `the upstream answered with status ${res.statusCode}`);
+          return;
+        }
+        reply.headers(responseHeadersFor(res.headers));
+        sink.deliver(request, reply, { statusCode: res.statusCode, headers: res.headers, stream: res.body });
+      },
+    );
+  };
+
+  // The POST route is the edge's own: the plugin's per-request destination handling is not needed for it.
+  app.route({ method: 'POST', url: config.listen.path, handler: post });
   await app.register(httpProxy, {
     upstream: upstream.origin,
     prefix: config.listen.path,
     rewritePrefix: upstream.pathname,
     routes: ['/'],
     disableRequestLogging: true,
-    httpMethods: [...FORWARDED_METHODS],
+    httpMethods: FORWARDED_METHODS.filter((method) => method !== 'POST'),
     // Our own body reader runs instead of the plugin's raw pass-through parser.
     preValidation: async () => {},
-    undici: {
-      connections: config.upstream.maxConnections,
-      pipelining: 1,
-      headersTimeout: config.upstream.timeouts.headers,
-      bodyTimeout: config.upstream.timeouts.idle,
-      connect: {
-        timeout: config.upstream.timeouts.connect,
-        rejectUnauthorized: config.upstream.tls.rejectUnauthorized,
-        ...(config.upstream.tls.ca !== undefined ? { ca: readFileSync(config.upstream.tls.ca, 'utf8') } : {}),
-      },
-    },
+    undici: pool,
     handler: (request, reply, dest, replyOptions) => {
       exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
-      const body = request.body;
-      if (request.method === 'POST') {
-        return reply.from(dest, {
-          ...replyOptions,
-          body: Buffer.isBuffer(body) ? body : Buffer.alloc(0),
-          contentType: headerValue(request.headers, 'content-type') ?? 'application/json',
-        });
-      }
       return reply.from(dest, replyOptions);
     },
     replyOptions: {
       retryDelay: ({ err, req, attempt }: RetryDetails) => resendDelay(req.method ?? '', err, attempt),
-      rewriteRequestHeaders: (request, headers) => {
-        const peer = request.socket.remoteAddress;
-        const forwarded = upstreamRequestHeaders(
+      rewriteRequestHeaders: (request, headers) =>
+        requestHeadersFor(
+          config,
+          upstream,
+          upstreamAuthorization,
+          request as FastifyRequest,
           headers as IncomingHttpHeaders,
-          headerValue(request.headers, 'host'),
-          {
-            preserveHost: config.upstream.preserveHost,
-            upstreamHost: upstream.host,
-            clientAddress: peer ?? '',
-            clientProtocol: 'http',
-            authorization: upstreamAuthorization,
-            ...upstreamCrossing(exchangeOf(request as FastifyRequest), request.headers, peer),
-          },
-        );
-        return forwarded as IncomingHttpHeaders;
-      },
-      rewriteHeaders: (headers) => {
-        const inspect = isEventStream(headers['content-type']) || isJson(headers['content-type']);
-        const coding = contentCoding(headers);
-        const decoded = inspect && coding !== 'identity' && coding !== 'unsupported';
-        return clientResponseHeaders(headers, inspect, decoded) as IncomingHttpHeaders;
-      },
+        ),
+      rewriteHeaders: (headers) => responseHeadersFor(headers as IncomingHttpHeaders),
       onResponse: (request, reply, res) =>
         sink.deliver(request as FastifyRequest, reply as FastifyReply, res as unknown as UpstreamResponse),
       onError: (reply, { error }) => {

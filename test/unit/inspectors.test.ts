@@ -182,16 +182,17 @@ describe('JsonResponseInspector', () => {
       'a',
     ]);
     const small = enc.encode('{"jsonrpc":"2.0","id":"a","result":{}}');
-    expect(ok.push(small)).toBe(true);
-    expect(ok.finish()).toEqual({ action: 'forward', body: Buffer.from(small) });
+    expect(ok.push(small).action).toBe('hold');
+    expect(ok.finish()).toEqual({ action: 'forward', toClient: [Buffer.from(small)], toUpstream: [] });
 
     pending.remember('a', { method: 'tools/call', tool: 't' });
     const over = new JsonResponseInspector(responseContext(policy(10), 'enforce', observer, pending), 10, [
       'a',
     ]);
-    expect(over.push(small)).toBe(false);
-    const outcome = over.overflow();
-    const body = JSON.parse(outcome.action === 'replace' ? outcome.body : '{}') as {
+    // Over the bound in enforce mode: the limit error, and the rest of the body is not read.
+    const outcome = over.push(small);
+    expect(outcome.action).toBe('drop');
+    const body = JSON.parse(String(outcome.toClient[0] ?? '{}')) as {
       id: string;
       error: { data: { observedBytesIsLowerBound: boolean } };
     };

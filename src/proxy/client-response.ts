@@ -1,0 +1,156 @@
+// The client's side of an exchange as the relays see it: a node:http ServerResponse, the request's method and
+// logger, and a hook that runs once before the status line (the Fastify wiring puts its reply's headers and
+// response hooks there). The relays write bytes to the raw response themselves; nothing here knows Fastify.
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { EdgeHttpError } from '../core/errors.js';
+
+/** What the relays log; a pino logger is one. */
+export interface RelayLog {
+  warn(fields: object, message: string): void;
+}
+
+export interface ClientResponseOptions {
+  /** Runs once, just before the status line is written: headers set on another layer are copied there. */
+  beforeStart?: () => void;
+  /** Whether another layer has answered the request already (shutdown's 503 for a waiting GET). */
+  answeredElsewhere?: () => boolean;
+}
+
+export class ClientResponse {
+  #started = false;
+
+  constructor(
+    readonly raw: ServerResponse,
+    /** The request's HTTP method: a GET's stream is the long-lived standalone one. */
+    readonly method: string,
+    readonly log: RelayLog,
+    private readonly options: ClientResponseOptions = {},
+  ) {}
+
+  /** The answer has been started (here or elsewhere), or the client is gone: nothing more may be sent. */
+  get closed(): boolean {
+    return (
+      this.#started ||
+      this.raw.headersSent ||
+      this.raw.destroyed ||
+      (this.options.answeredElsewhere?.() ?? false)
+    );
+  }
+
+  /** Sets the status and headers to be written with the first bytes (status undefined: keep the one set). */
+  start(status?: number, headers?: OutgoingHttpHeaders): void {
+    if (!this.#started) {
+      this.#started = true;
+      this.options.beforeStart?.();
+    }
+    if (status !== undefined) this.raw.statusCode = status;
+    if (headers !== undefined)
+      for (const name of Object.keys(headers)) this.raw.setHeader(name, headers[name]!);
+  }
+
+  /** Sends a whole body (one write: status line, headers and body together). */
+  sendWhole(body: Uint8Array | string, status?: number): void {
+    this.start(status);
+    this.raw.setHeader(
+      'content-length',
+      typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
+    );
+    this.raw.end(body);
+  }
+
+  /** Sends an answer of the edge's own in place of the upstream's; upstream headers of another body go. */
+  sendAnswer(answer: EdgeHttpError): void {
+    this.start();
+    this.raw.removeHeader('content-type');
+    this.start(answer.status, answer.headers);
+    this.sendWhole(answer.body);
+  }
+
+  /** Streams a body the edge does not look into, with backpressure; a client that leaves takes it with it. */
+  pipeFrom(source: Readable): void {
+    this.start();
+    this.raw.once('close', () => source.destroy());
+    source.once('error', () => this.raw.destroy());
+    source.pipe(this.raw);
+  }
+}
+
+/**
+ * Writes to the client what one event-loop turn produced as one write (one syscall for a small answer:
+ * status line, headers, body and the chunked terminator together). With nothing to write by the end of the
+ * turn, the headers go out alone: a stream that stays silent (an idle GET stream) must still be seen open.
+ */
+export class CoalescedWriter {
+  #pending: (Uint8Array | string)[] = [];
+  #scheduled: NodeJS.Immediate | undefined;
+  #ended = false;
+
+  constructor(
+    private readonly raw: ServerResponse,
+    /** Called when the client's connection cannot take more for now; `resume` once it drains. */
+    private readonly pause: () => void,
+    private readonly resume: () => void,
+  ) {
+    this.#schedule();
+  }
+
+  write(pieces: readonly (Uint8Array | string)[]): void {
+    if (this.#ended || pieces.length === 0) return;
+    for (const piece of pieces) this.#pending.push(piece);
+    this.#schedule();
+  }
+
+  /** Writes what is pending and ends the response, in one write when it can. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#cancel();
+    if (this.raw.destroyed) return;
+    this.raw.cork();
+    this.#writePending();
+    this.raw.end();
+    this.raw.uncork();
+  }
+
+  /** Stops without writing (the client is gone). */
+  cancel(): void {
+    this.#ended = true;
+    this.#cancel();
+    this.#pending = [];
+  }
+
+  #schedule(): void {
+    if (this.#scheduled === undefined) this.#scheduled = setImmediate(() => this.#flush());
+  }
+
+  #cancel(): void {
+    if (this.#scheduled !== undefined) clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+  }
+
+  #flush(): void {
+    this.#scheduled = undefined;
+    if (this.#ended || this.raw.destroyed) return;
+    if (this.#pending.length === 0) {
+      if (!this.raw.headersSent) this.raw.flushHeaders();
+      return;
+    }
+    this.raw.cork();
+    const more = this.#writePending();
+    this.raw.uncork();
+    if (!more) {
+      this.pause();
+      this.raw.once('drain', this.resume);
+    }
+  }
+
+  #writePending(): boolean {
+    const pieces = this.#pending;
+    if (pieces.length === 0) return true;
+    this.#pending = [];
+    let more = true;
+    for (const piece of pieces) more = this.raw.write(piece);
+    return more;
+  }
+}
