@@ -13,7 +13,7 @@ import { type FileWatch, watchFile } from './config/watch-file.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
-import { httpUpstream } from './upstream/http-upstream.js';
+import { upstreamOf } from './upstream/select.js';
 
 export interface RunningEdge {
   edge: EdgeServer;
@@ -123,7 +123,7 @@ export async function startEdge(
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
-  const upstream = httpUpstream(config, log);
+  const upstream = upstreamOf(config, log);
   const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: upstream.label }) : undefined;
   const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
 
