@@ -14,9 +14,12 @@ import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
 import { upstreamOf } from './upstream/select.js';
+import type { Upstream } from './upstream/upstream.js';
 
 export interface RunningEdge {
   edge: EdgeServer;
+  /** Where exchanges go (the HTTP upstream of upstream.url, or the stdio upstream's children). */
+  upstream: Upstream;
   url: string;
   metrics: EdgeMetrics | undefined;
   metricsUrl: string | undefined;
@@ -206,6 +209,7 @@ export async function startEdge(
 
   return {
     edge,
+    upstream,
     url,
     metrics,
     metricsUrl: metricsServer?.url,

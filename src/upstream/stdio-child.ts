@@ -64,6 +64,7 @@ export class StdioChild {
     | { call: StdioCall | undefined; stream: PassThrough | undefined; head: Uint8Array }
     | undefined;
   private exited: string | undefined;
+  private stopping = false;
   private startFailed: string | undefined;
   private readonly exitPromise: Promise<void>;
   lastActivity = Date.now();
@@ -111,8 +112,9 @@ export class StdioChild {
     return this.proc.pid;
   }
 
+  /** Running and not being ended: a session whose child is stopping is gone for its client. */
   get alive(): boolean {
-    return this.exited === undefined;
+    return this.exited === undefined && !this.stopping;
   }
 
   /** Why it could not be started (a bad command), if so. */
@@ -184,6 +186,7 @@ export class StdioChild {
 
   /** Ends the child: stdin closed, SIGTERM to its process group, SIGKILL after the grace. */
   async stop(reason: string): Promise<void> {
+    this.stopping = true;
     if (this.exited === undefined && this.proc.pid !== undefined) {
       this.options.log.info(
         { session: this.options.sessionId, program: this.program, reason },
@@ -258,6 +261,7 @@ export class StdioChild {
   }
 
   private onStdout(chunk: Buffer): void {
+    this.lastActivity = Date.now();
     for (const event of this.framer.push(chunk)) this.onLine(event);
   }
 
