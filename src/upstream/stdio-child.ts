@@ -16,6 +16,8 @@ import { StderrLog } from './stdio-stderr.js';
 /** Bytes the edge lets wait on a child's stdin (one request is always let through): a child that stops reading cannot grow the edge. */
 export const STDIN_BACKLOG_BYTES = 8 * 1024 * 1024;
 
+/** Abandoned ids remembered (see StdioChild.abandoned). */
+const MAX_ABANDONED = 1024;
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const DATA = Buffer.from('data: ');
@@ -59,6 +61,11 @@ export class StdioChild {
   /** Calls whose ids are in use by another call of this child (a sessionless pool): admitted in order. */
   private readonly blocked: { call: StdioCall; lines: Uint8Array[] }[] = [];
   private getStream: PassThrough | undefined;
+  /**
+   * Ids of abandoned calls whose answers may still come: while any may, an answer whose id comes last cannot
+   * be given to "the only call waiting" before its end. Bounded: the oldest are forgotten first.
+   */
+  private readonly abandoned = new Set<string>();
   /** Where the current overflowing line goes, once that is known. */
   private overflow:
     | { call: StdioCall | undefined; stream: PassThrough | undefined; head: Uint8Array }
@@ -164,7 +171,12 @@ export class StdioChild {
 
   /** The call no longer wants its answers (its client left, or it timed out): they are dropped when they come. */
   abandon(call: StdioCall): void {
-    for (const [key] of call.waiting) if (this.calls.get(key) === call) this.calls.delete(key);
+    for (const [key] of call.waiting) {
+      if (this.calls.get(key) !== call) continue;
+      this.calls.delete(key);
+      this.abandoned.add(key);
+      if (this.abandoned.size > MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
+    }
     call.waiting.clear();
     const index = this.blocked.findIndex((entry) => entry.call === call);
     if (index >= 0) this.blocked.splice(index, 1);
@@ -318,13 +330,17 @@ export class StdioChild {
   /** An overflowing line can be streamed on only once its call is certain: its id, or the only call waiting. */
   private overflowKnown(envelope: LineEnvelope, call: StdioCall): boolean {
     if (envelope.id !== undefined) return true;
-    return new Set(this.calls.values()).size === 1 && call.waiting.size === 1;
+    return this.abandoned.size === 0 && new Set(this.calls.values()).size === 1 && call.waiting.size === 1;
   }
 
   /** The call a message goes to: the answer's id, a progress token, or else the only call waiting. */
   private destinationOf(envelope: LineEnvelope, bytes: Uint8Array | undefined): StdioCall | undefined {
     const isAnswer = envelope.method === undefined;
-    if (isAnswer && envelope.id !== undefined) return this.calls.get(idKey(envelope.id));
+    if (isAnswer && envelope.id !== undefined) {
+      const key = idKey(envelope.id);
+      this.abandoned.delete(key);
+      return this.calls.get(key);
+    }
     if (envelope.method === 'notifications/progress' && bytes !== undefined) {
       const token = progressTokenOf(bytes);
       if (token !== undefined) {
