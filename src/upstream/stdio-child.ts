@@ -253,8 +253,10 @@ export class StdioChild {
       return;
     }
     const stream = call.answer?.stream ?? this.openAnswer(call, true);
-    for (const line of lines) stream.write(Buffer.concat([DATA, line, EVENT_END]));
-    stream.end();
+    // The child may have died inside a line it was writing to this stream: that event is closed first.
+    if (this.overflow?.stream === stream) this.forward(stream, EVENT_END);
+    for (const line of lines) this.forward(stream, Buffer.concat([DATA, line, EVENT_END]));
+    if (!stream.destroyed) stream.end();
   }
 
   private openAnswer(call: StdioCall, sse: boolean): PassThrough {
