@@ -462,7 +462,7 @@ const stdioSchema = z.strictObject({
     .array(z.string().min(1, { error: 'must not be empty' }), {
       error: 'expected the command as an argv list, e.g. [npx, -y, "@modelcontextprotocol/server-memory"]',
     })
-    .min(1, { error: 'must list at least the program to run' }),
+    .min(1),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
   cwd: z.string().min(1, { error: 'must not be empty' }).optional(),
   // A session's child with no request for this long is ended (its client re-initializes).
