@@ -52,12 +52,12 @@ describe('upstream.stdio', () => {
     const empty = problemsOf(['upstream:', '  stdio:', '    command: []'].join('\n'));
     expect(empty[0]).toMatchObject({
       keyPath: 'upstream.stdio.command',
-      reason: 'must list at least the program to run',
+      reason: 'must list at least 1',
     });
   });
 
   it('gives the child only the listed environment plus PATH and HOME; check-config and explain never show values or arguments', () => {
-    const text = [...STDIO, '    env: { API_TOKEN: "${TOKEN}", MODE: ro }'].join('\n');
+    const text = [...STDIO, `    env: { API_TOKEN: "\${TOKEN}", MODE: ro }`].join('\n');
     const loaded = parseConfigText(text, 'edge.yaml', { TOKEN: 's3cret-token' });
     const stdio = loaded.config.upstream.stdio!;
     expect(
