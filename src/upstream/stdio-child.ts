@@ -8,36 +8,22 @@ import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { lostResponseMessage } from '../core/errors.js';
 import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lines.js';
-import type { JsonRpcId } from '../core/types.js';
 import { idKey } from '../inspect/pending-requests.js';
+import {
+  DATA,
+  EVENT_END,
+  JSON_HEADERS,
+  lostOversizedAnswer,
+  MAX_ABANDONED,
+  noStreamAnswer,
+  progressTokenOf,
+  SSE_HEADERS,
+  STDIN_BACKLOG_BYTES,
+  type StdioCall,
+  undeliverable,
+} from './stdio-call.js';
 import { stdioProgramName } from './stdio-command.js';
 import { StderrLog } from './stdio-stderr.js';
-
-/** Bytes the edge lets wait on a child's stdin (one request is always let through): a child that stops reading cannot grow the edge. */
-export const STDIN_BACKLOG_BYTES = 8 * 1024 * 1024;
-
-/** Abandoned ids remembered (see StdioChild.abandoned). */
-const MAX_ABANDONED = 1024;
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
-const JSON_HEADERS = { 'content-type': 'application/json' };
-const DATA = Buffer.from('data: ');
-const EVENT_END = Buffer.from('\n\n');
-
-/** One POST exchange waiting on the child: its requests' ids, and how its answer starts. */
-export interface StdioCall {
-  /** Ids (idKey) still unanswered. */
-  readonly waiting: Map<string, JsonRpcId>;
-  readonly progressTokens: ReadonlySet<string>;
-  /** The exchange may be answered with a JSON body: one request, and its answer comes first. */
-  readonly single: boolean;
-  /** Enforce or observe: an oversized line whose id came last can only be forwarded whole in enforce mode. */
-  readonly enforce: boolean;
-  /** Starts the answer: status, headers and the body stream go to the relays. */
-  open(statusCode: number, headers: Record<string, string>, stream: PassThrough): void;
-  /** The child could not be started or reached: a 502/504 of the edge (only before open). */
-  fail(kind: 'unreachable' | 'timeout', detail: string): void;
-  answer?: { sse: boolean; stream: PassThrough };
-}
 
 export interface ChildOptions {
   spec: StdioUpstreamConfig;
@@ -291,6 +277,17 @@ export class StdioChild {
           this.overflow.stream = this.eventStart(call, event.envelope);
           this.forward(this.overflow.stream, event.head);
           this.overflow.head = new Uint8Array(0);
+        } else if (
+          call === undefined &&
+          event.envelope.method !== undefined &&
+          this.getStream !== undefined
+        ) {
+          // An oversized message no call asked for: the GET stream's relay drops it, warns the client, and
+          // answers a request among them for the child, as for an HTTP server's.
+          this.overflow.stream = this.getStream;
+          this.forward(this.getStream, DATA);
+          this.forward(this.getStream, event.head);
+          this.overflow.head = new Uint8Array(0);
         }
         return;
       }
@@ -301,6 +298,10 @@ export class StdioChild {
         const overflow = this.overflow;
         this.overflow = undefined;
         if (overflow === undefined) return;
+        if (overflow.stream !== undefined && overflow.call === undefined) {
+          this.forward(overflow.stream, EVENT_END);
+          return;
+        }
         if (overflow.stream !== undefined) {
           this.eventEnd(overflow.call, event.envelope, overflow.stream);
           return;
@@ -312,16 +313,7 @@ export class StdioChild {
           return;
         }
         const id = event.envelope.id ?? null;
-        const line = call.enforce
-          ? overflow.head
-          : Buffer.from(
-              JSON.stringify(
-                lostResponseMessage(
-                  id,
-                  `the answer was ${event.totalBytes} bytes, larger than mcp-edge holds for a stdio line whose id comes last while several calls wait`,
-                ),
-              ),
-            );
+        const line = call.enforce ? overflow.head : lostOversizedAnswer(id, event.totalBytes);
         const stream = this.eventStart(call, event.envelope);
         this.forward(stream, line);
         this.eventEnd(call, event.envelope, stream);
@@ -372,27 +364,14 @@ export class StdioChild {
 
   /** A message no call and no GET stream can take: logged, and a request among them answered for the child. */
   private undeliverable(envelope: LineEnvelope, bytes: number): void {
-    const isAnswer = envelope.method === undefined && envelope.id !== undefined;
-    const what = envelope.method ?? (isAnswer ? `an answer for id ${String(envelope.id)}` : 'a line');
+    const { what, why } = undeliverable(envelope);
     this.options.log.warn(
       { session: this.options.sessionId, program: this.program, message: what, bytes },
-      isAnswer
-        ? 'the stdio MCP server answered an id no call waits for (its client left or timed out); dropped'
-        : envelope.method === undefined
-          ? 'the stdio MCP server wrote a line that is not a JSON-RPC message; dropped'
-          : 'the stdio MCP server sent a message with no client stream open to carry it; dropped',
+      why,
     );
     if (envelope.method !== undefined && envelope.id !== undefined) {
       // A request nobody can answer: the child hears so, rather than waiting.
-      this.write([
-        Buffer.from(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: envelope.id,
-            error: { code: -32603, message: 'mcp-edge: no client stream is open to carry this request' },
-          }),
-        ),
-      ]);
+      this.write([noStreamAnswer(envelope.id)]);
     }
   }
 
@@ -439,17 +418,5 @@ export class StdioChild {
       for (const key of entry.call.waiting.keys()) this.calls.set(key, entry.call);
       this.write(entry.lines);
     }
-  }
-}
-
-/** The progress token of a notifications/progress line (small: it was held whole). */
-function progressTokenOf(bytes: Uint8Array): string | undefined {
-  try {
-    const token = (
-      JSON.parse(Buffer.from(bytes).toString('utf8')) as { params?: { progressToken?: unknown } }
-    ).params?.progressToken;
-    return typeof token === 'string' || typeof token === 'number' ? idKey(token) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -17,7 +17,8 @@ import { exchangeOf } from '../proxy/edge-context.js';
 import { sendEdgeError } from '../proxy/edge-error.js';
 import { type Exchange, holdBounds } from '../proxy/exchange.js';
 import { clientResponseHeaders, headerValue } from '../proxy/headers.js';
-import { type StdioCall, StdioChild } from './stdio-child.js';
+import type { StdioCall } from './stdio-call.js';
+import { StdioChild } from './stdio-child.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
 import type { Upstream, UpstreamSink } from './upstream.js';
 

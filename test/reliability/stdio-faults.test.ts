@@ -2,7 +2,7 @@
 // and real SDK clients: sessions on their own children, a crash mid-call, DELETE and idle timeout, the process
 // bound, a bad command, the child's environment, a stderr flood, a child that stops reading its stdin.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
@@ -124,6 +124,30 @@ describe('stdio upstream: sessions and faults', () => {
     expect(edge.logText()).toContain('could not start \\"mcp-server-missing\\": ENOENT');
     expect(edge.logText()).not.toContain('--secret-arg');
     expect((await fetch(new URL('/readyz', edge.url))).status).toBe(503);
+  });
+
+  it('a message no call asked for goes to the GET stream; an oversized one is dropped there with a warning', async () => {
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        yaml: 'limits: { response: { maxMessageBytes: 64KiB } }',
+      }),
+    );
+    const { client } = track(await connectV1Client(edge.url));
+    const logged: { level: string; data: unknown }[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logged.push(n.params);
+    });
+    await client.callTool({ name: 'late_log', arguments: { bytes: 100 } });
+    expect(await waitFor(() => logged.length === 1, 3000)).toBe(true);
+    expect(logged[0]).toEqual({ level: 'info', data: 'L'.repeat(100) });
+    await client.callTool({ name: 'late_log', arguments: { bytes: 300 * 1024 } });
+    expect(await waitFor(() => logged.length === 2, 3000)).toBe(true);
+    expect(logged[1]?.level).toBe('warning');
+    expect(JSON.stringify(logged[1]?.data)).toContain(
+      'mcp-edge dropped a notification (notifications/message)',
+    );
+    // The session goes on.
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe('after');
   });
 
   it('gives the child only the listed environment, plus PATH and HOME', async () => {
