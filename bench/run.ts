@@ -8,7 +8,8 @@
 // ran seconds apart, so a busy moment of this shared machine weighs on all of them alike).
 //
 // Settings (environment): BENCH_ROUNDS (5), BENCH_SECONDS per load run (3), BENCH_IDLE_HOLD_S (60),
-// BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,load,huge,idle),
+// BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,load,huge,idle,stdio; stdio is
+// bench/stdio.ts, the stdio upstream beside supergateway, with its own BENCH_STDIO_* settings),
 // BENCH_WORKLOADS (all; e.g. json-1k,sse-1k), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
 // BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
 // (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
@@ -41,6 +42,7 @@ import {
   waitForHttp,
 } from './proc.js';
 import { compareWithRecorded, evaluateTargets, formatReport, type Report } from './report.js';
+import type { StdioBench } from './stdio.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const BUILT = join(REPO, 'dist', 'bench', 'bench');
@@ -60,7 +62,7 @@ const SETTINGS = {
   idleStreams: envNumber('BENCH_IDLE_STREAMS', 1000),
   probeCount: envNumber('BENCH_PROBE_COUNT', 1000),
   hugeRuns: envNumber('BENCH_HUGE_RUNS', 3),
-  sections: (process.env.BENCH_SECTIONS ?? 'core,load,huge,idle').split(','),
+  sections: (process.env.BENCH_SECTIONS ?? 'core,load,huge,idle,stdio').split(','),
   workloads: process.env.BENCH_WORKLOADS?.split(','),
   paths: process.env.BENCH_PATHS?.split(','),
   cpuProfDir: process.env.BENCH_CPU_PROF,
@@ -771,6 +773,7 @@ async function main(): Promise<void> {
     verdicts: [],
     comparison: undefined,
   };
+  let stdio: StdioBench | undefined;
   const nginxPresent = nginxBinary() !== undefined;
   if (!nginxPresent)
     report.notes.push('nginx is not installed: the nginx path is skipped (apt-get install nginx to add it)');
@@ -827,6 +830,11 @@ async function main(): Promise<void> {
         report.idle.push(await runIdle(h, id));
       }
     }
+    if (SETTINGS.sections.includes('stdio')) {
+      process.stderr.write('stdio: the stdio upstream beside supergateway\n');
+      const out = await runToEnd(NODE, [join(BUILT, 'stdio.js'), '--json'], h.log('stdio'), 1_800_000);
+      stdio = JSON.parse(out) as StdioBench;
+    }
   } finally {
     await h.stopAll();
   }
@@ -838,12 +846,12 @@ async function main(): Promise<void> {
   if (recorded !== undefined) {
     report.comparison = { file: recorded.file, rows: compareWithRecorded(report, recorded.report) };
   }
-  const text = formatReport(report);
+  const text = [formatReport(report), ...(stdio !== undefined ? ['', stdio.text] : [])].join('\n');
   process.stdout.write(`${text}\n`);
   const resultsDir = join(REPO, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, `${JSON.stringify({ ...report, table: text }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ ...report, stdio, table: text }, null, 2)}\n`);
   process.stdout.write(`results: ${file}\n`);
   rmSync(h.work, { recursive: true, force: true });
   const missed = report.verdicts.filter((v) => v.verdict === 'MISS').length;

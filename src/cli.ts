@@ -2,7 +2,7 @@
 // The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatExplanation } from './config/explain.js';
+import { describeUpstream, formatExplanation } from './config/explain.js';
 import {
   COMMAND_LINE_SOURCE,
   ConfigError,
@@ -23,6 +23,9 @@ const USAGE = `Usage:
   mcp-edge --upstream URL [--host H] [--port N] [--metrics-port N]
                                          run the proxy with built-in defaults in front of URL
                                          (defaults: --host 0.0.0.0 --port 8080 --metrics-port 9464)
+  mcp-edge --stdio [--host H] [--port N] [--metrics-port N] -- COMMAND [ARG...]
+                                         spawn the stdio MCP server COMMAND (one process per session,
+                                         never through a shell) and serve it over Streamable HTTP
   mcp-edge check-config FILE             validate FILE and print the effective config
   mcp-edge explain --config FILE --tenant T [--method M] [--tool X]
                                          print the effective limits for T and where each comes from
@@ -53,6 +56,7 @@ function portOption(flag: string, value: string | undefined): number | undefined
 async function loadForRun(values: {
   config?: string;
   upstream?: string;
+  stdio?: string[];
   host?: string;
   port?: string;
   'metrics-port'?: string;
@@ -60,21 +64,28 @@ async function loadForRun(values: {
   if (values.config !== undefined) {
     if (
       values.upstream !== undefined ||
+      values.stdio !== undefined ||
       values.host !== undefined ||
       values.port !== undefined ||
       values['metrics-port'] !== undefined
     ) {
       throw new UsageError(
-        '--config cannot be combined with --upstream, --host, --port or --metrics-port; set them in the file',
+        '--config cannot be combined with --upstream, --stdio, --host, --port or --metrics-port; set them in the file',
       );
     }
     return loadConfigFile(values.config);
   }
-  if (values.upstream === undefined) throw new UsageError('give --config FILE or --upstream URL');
+  if (values.upstream !== undefined && values.stdio !== undefined) {
+    throw new UsageError('give --upstream URL or --stdio -- COMMAND, not both');
+  }
+  if (values.upstream === undefined && values.stdio === undefined) {
+    throw new UsageError('give --config FILE or --upstream URL (or --stdio -- COMMAND)');
+  }
   const port = portOption('--port', values.port);
   const metricsPort = portOption('--metrics-port', values['metrics-port']);
   const config = defaultConfig({
-    upstreamUrl: values.upstream,
+    ...(values.upstream !== undefined ? { upstreamUrl: values.upstream } : {}),
+    ...(values.stdio !== undefined ? { stdioCommand: values.stdio } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(metricsPort !== undefined ? { metricsPort } : {}),
@@ -91,6 +102,7 @@ async function readStdin(): Promise<string> {
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   upstream: { type: 'string' },
+  stdio: { type: 'boolean' },
   host: { type: 'string' },
   port: { type: 'string', short: 'p' },
   'metrics-port': { type: 'string' },
@@ -156,8 +168,15 @@ async function main(argv: string[]): Promise<number> {
   let parsed: ReturnType<
     typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>
   >;
+  // Everything after `--` is the stdio server's argv, never read as the edge's own options.
+  const dash = argv.indexOf('--');
+  const stdioArgv = dash >= 0 ? argv.slice(dash + 1) : undefined;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+    parsed = parseArgs({
+      args: dash >= 0 ? argv.slice(0, dash) : argv,
+      allowPositionals: true,
+      options: OPTIONS,
+    });
   } catch (error) {
     throw usageErrorOf(error) ?? error;
   }
@@ -210,6 +229,7 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     const loaded = await loadConfigFile(values.config);
+    process.stdout.write(`Upstream: ${describeUpstream(loaded.config)}\n`);
     const method = values.method ?? (values.tool !== undefined ? 'tools/call' : undefined);
     const limits = resolveLimits(limitPolicyOf(loaded.config), {
       tenant: values.tenant,
@@ -227,7 +247,16 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command !== undefined) throw new UsageError(`unknown command "${command}"`);
 
-  const loaded = await loadForRun(values);
+  if (values.stdio === true && (stdioArgv === undefined || stdioArgv.length === 0)) {
+    throw new UsageError(
+      '--stdio needs the server command after --, e.g. --stdio -- npx -y @modelcontextprotocol/server-memory',
+    );
+  }
+  if (values.stdio !== true && stdioArgv !== undefined) {
+    throw new UsageError('a command after -- is the stdio server to run: add --stdio');
+  }
+  const { stdio: _stdio, ...flags } = values;
+  const loaded = await loadForRun({ ...flags, ...(values.stdio === true ? { stdio: stdioArgv } : {}) });
   runSource = loaded.source;
   const running = await startEdge(loaded);
   await new Promise<void>((resolve) => {

@@ -13,10 +13,13 @@ import { type FileWatch, watchFile } from './config/watch-file.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
-import { httpUpstream } from './upstream/http-upstream.js';
+import { upstreamOf } from './upstream/select.js';
+import type { Upstream } from './upstream/upstream.js';
 
 export interface RunningEdge {
   edge: EdgeServer;
+  /** Where exchanges go (the HTTP upstream of upstream.url, or the stdio upstream's children). */
+  upstream: Upstream;
   url: string;
   metrics: EdgeMetrics | undefined;
   metricsUrl: string | undefined;
@@ -123,7 +126,7 @@ export async function startEdge(
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
-  const upstream = httpUpstream(config, log);
+  const upstream = upstreamOf(config, log);
   const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: upstream.label }) : undefined;
   const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
 
@@ -206,6 +209,7 @@ export async function startEdge(
 
   return {
     edge,
+    upstream,
     url,
     metrics,
     metricsUrl: metricsServer?.url,

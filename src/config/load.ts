@@ -574,9 +574,11 @@ export async function loadConfigFile(
 
 export const COMMAND_LINE_SOURCE = '<command line>';
 
-/** The config of `mcp-edge --upstream URL [--port N]`: built-in defaults around one upstream. */
+/** The config of `mcp-edge --upstream URL [--port N]` (or `--stdio -- ARGV`): built-in defaults around one upstream. */
 export function defaultConfig(overrides: {
-  upstreamUrl: string;
+  upstreamUrl?: string;
+  /** `--stdio -- ARGV`: the stdio MCP server to spawn instead of an upstream URL. */
+  stdioCommand?: string[];
   host?: string;
   port?: number;
   metricsPort?: number;
@@ -586,7 +588,10 @@ export function defaultConfig(overrides: {
     ...(overrides.port !== undefined ? { port: overrides.port } : {}),
   };
   const input = {
-    upstream: { url: overrides.upstreamUrl },
+    upstream:
+      overrides.stdioCommand !== undefined
+        ? { stdio: { command: overrides.stdioCommand } }
+        : { url: overrides.upstreamUrl },
     ...(Object.keys(listen).length > 0 ? { listen } : {}),
     ...(overrides.metricsPort !== undefined ? { metrics: { port: overrides.metricsPort } } : {}),
   };
@@ -595,13 +600,15 @@ export function defaultConfig(overrides: {
     const flagOf = (keyPath: string): string =>
       keyPath === 'upstream.url'
         ? '--upstream'
-        : keyPath === 'listen.port'
-          ? '--port'
-          : keyPath === 'listen.host'
-            ? '--host'
-            : keyPath === 'metrics.port'
-              ? '--metrics-port'
-              : keyPath;
+        : keyPath.startsWith('upstream.stdio')
+          ? '--stdio'
+          : keyPath === 'listen.port'
+            ? '--port'
+            : keyPath === 'listen.host'
+              ? '--host'
+              : keyPath === 'metrics.port'
+                ? '--metrics-port'
+                : keyPath;
     throw new ConfigError(
       COMMAND_LINE_SOURCE,
       result.error.issues.map((issue) => ({

@@ -32,7 +32,19 @@ function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
 function redacted(config: EdgeConfig): EdgeConfig {
   return {
     ...config,
-    upstream: { ...config.upstream, url: redactUrl(config.upstream.url) },
+    upstream: {
+      ...config.upstream,
+      ...(config.upstream.url !== undefined ? { url: redactUrl(config.upstream.url) } : {}),
+      // The child's environment may hold secrets: its names are shown, never its values.
+      ...(config.upstream.stdio !== undefined
+        ? {
+            stdio: {
+              ...config.upstream.stdio,
+              env: Object.fromEntries(Object.keys(config.upstream.stdio.env).map((name) => [name, REDACTED])),
+            },
+          }
+        : {}),
+    },
     tenancy: { ...config.tenancy, resolve: config.tenancy.resolve.map(redactResolver) },
   };
 }

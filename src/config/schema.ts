@@ -454,6 +454,39 @@ const upstreamUrlSchema = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 
+/**
+ * A stdio MCP server the edge spawns itself (src/upstream/stdio-upstream.ts): an argv, never run through a
+ * shell; the child's environment is only what is listed here, plus PATH and HOME.
+ */
+const stdioSchema = z.strictObject({
+  command: z
+    .array(z.string().min(1, { error: 'must not be empty' }), {
+      error: 'expected the command as an argv list, e.g. [npx, -y, "@modelcontextprotocol/server-memory"]',
+    })
+    .min(1),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
+  cwd: z.string().min(1, { error: 'must not be empty' }).optional(),
+  // A session's child with no request for this long is ended (its client re-initializes).
+  idleTimeout: durationSchema.default(15 * 60_000),
+  // Children alive at once (sessions and the sessionless pools); past it a new one gets a 503.
+  maxProcesses: z.number().int().min(1).default(64),
+  // After SIGTERM, how long a child has to exit before SIGKILL.
+  killGrace: durationSchema.default(5_000),
+});
+
+/** Exactly one of upstream.url and upstream.stdio. */
+function checkUpstreamKind(upstream: { url?: unknown; stdio?: unknown }, ctx: z.RefinementCtx): void {
+  if (upstream.url === undefined && upstream.stdio === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required' });
+  } else if (upstream.url !== undefined && upstream.stdio !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['stdio'],
+      message: 'upstream.url and upstream.stdio exclude each other: give exactly one of them',
+    });
+  }
+}
+
 // ---- the whole file --------------------------------------------------------------------------
 
 /** For a cross-check issue whose key may be missing from the file: the key (and wording) to report instead. */
@@ -584,39 +617,43 @@ export const edgeConfigSchema = z
         path: urlPathSchema.default('/mcp'),
       })
       .prefault({}),
-    upstream: z.strictObject({
-      url: upstreamUrlSchema,
-      timeouts: z
-        .strictObject({
-          connect: durationSchema.default(10_000),
-          headers: durationSchema.default(120_000),
-          // Longest silence inside a JSON response body (an SSE stream is governed by idle instead).
-          body: durationSchema.default(120_000),
-          // Longest silence inside the SSE answer to a POST (a call); GET streams may idle, so they are exempt.
-          answerStream: durationSchema.default(300_000),
-          idle: durationSchema.default(0),
-        })
-        .prefault({}),
-      tls: z
-        .strictObject({
-          ca: z.string().min(1, { error: 'must not be empty' }).optional(),
-          rejectUnauthorized: z.boolean().default(true),
-        })
-        .prefault({}),
-      // Each open SSE stream holds one upstream connection, so this also caps concurrent streams.
-      maxConnections: z.number().int().min(1).default(4096),
-      // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
-      preserveHost: z.boolean().default(false),
-      // An OAuth-protected upstream: its discovery documents and authorization-server endpoints (see well-known.ts).
-      oauth: z
-        .strictObject({
-          // Pass /.well-known/oauth-protected-resource, oauth-authorization-server and openid-configuration through.
-          discovery: z.boolean().default(true),
-          // Further paths passed through unchanged, each with everything below it (/authorize, /token, /register).
-          paths: z.array(oauthPathSchema).default([]),
-        })
-        .prefault({}),
-    }),
+    upstream: z
+      .strictObject({
+        url: upstreamUrlSchema.optional(),
+        // Instead of url: spawn a stdio MCP server, one child per session.
+        stdio: stdioSchema.optional(),
+        timeouts: z
+          .strictObject({
+            connect: durationSchema.default(10_000),
+            headers: durationSchema.default(120_000),
+            // Longest silence inside a JSON response body (an SSE stream is governed by idle instead).
+            body: durationSchema.default(120_000),
+            // Longest silence inside the SSE answer to a POST (a call); GET streams may idle, so they are exempt.
+            answerStream: durationSchema.default(300_000),
+            idle: durationSchema.default(0),
+          })
+          .prefault({}),
+        tls: z
+          .strictObject({
+            ca: z.string().min(1, { error: 'must not be empty' }).optional(),
+            rejectUnauthorized: z.boolean().default(true),
+          })
+          .prefault({}),
+        // Each open SSE stream holds one upstream connection, so this also caps concurrent streams.
+        maxConnections: z.number().int().min(1).default(4096),
+        // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
+        preserveHost: z.boolean().default(false),
+        // An OAuth-protected upstream: its discovery documents and authorization-server endpoints (see well-known.ts).
+        oauth: z
+          .strictObject({
+            // Pass /.well-known/oauth-protected-resource, oauth-authorization-server and openid-configuration through.
+            discovery: z.boolean().default(true),
+            // Further paths passed through unchanged, each with everything below it (/authorize, /token, /register).
+            paths: z.array(oauthPathSchema).default([]),
+          })
+          .prefault({}),
+      })
+      .superRefine(checkUpstreamKind),
     metrics: z
       .strictObject({
         enabled: z.boolean().default(true),
@@ -677,4 +714,5 @@ export const edgeConfigSchema = z
 /** The normalized config: sizes in bytes, durations in milliseconds, defaults filled in. */
 export type EdgeConfig = z.output<typeof edgeConfigSchema>;
 export type DefaultLimitsConfig = EdgeConfig['limits'];
+export type StdioUpstreamConfig = NonNullable<EdgeConfig['upstream']['stdio']>;
 export type TenantLimitsConfig = z.output<typeof tenantLimitsSchema>;

@@ -21,7 +21,8 @@ export type EdgeErrorReason =
   | 'method_not_allowed'
   | 'pagination_bound_exceeded'
   | 'host_budget_exceeded'
-  | 'shutting_down';
+  | 'shutting_down'
+  | 'upstream_capacity';
 
 export interface JsonRpcErrorMessage {
   jsonrpc: '2.0';
@@ -269,4 +270,18 @@ export function hostBudgetErrorMessage(v: HostBudgetViolation): JsonRpcErrorMess
       },
     },
   };
+}
+
+/** A stdio upstream has as many children as upstream.stdio.maxProcesses allows: a new session must wait. */
+export function processLimitRefusal(id: JsonRpcId, maxProcesses: number): EdgeHttpError {
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_REQUEST_REFUSED,
+      message: `mcp-edge runs as many stdio MCP server processes as it may (upstream.stdio.maxProcesses: ${maxProcesses}, set by the mcp-edge operator); try again once a session has ended`,
+      data: { reason: 'upstream_capacity', maxProcesses, enforcedBy: 'mcp-edge' },
+    },
+  };
+  return { status: 503, headers: { ...JSON_HEADERS, 'retry-after': '5' }, body: JSON.stringify(body) };
 }

@@ -8,7 +8,7 @@ const configPath = process.argv[2] ?? fileURLToPath(new URL('../../config/demo.y
 
 async function main(): Promise<void> {
   const loaded = await loadConfigFile(configPath);
-  const upstream = new URL(loaded.config.upstream.url);
+  const upstream = new URL(loaded.config.upstream.url!);
   const demo = await startDemoServer({ host: upstream.hostname, port: Number(upstream.port) });
   const edge = await startEdge(loaded);
   process.stdout.write(

@@ -124,6 +124,8 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
 
   /** server.cors unset: the upstream's MCP endpoint answers the preflight, as it would without the edge. */
   async function forwardPreflight(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    // A stdio upstream has no HTTP endpoint to ask: without server.cors, no origin is granted.
+    if (config.upstream.url === undefined) return reply.code(204).send();
     const target = new URL(config.upstream.url);
     target.search = queryOf(request.raw.url);
     try {

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
 import { type EdgeHttpError, type UpstreamFailureKind, upstreamFailure } from '../core/errors.js';
 import type { JsonRpcId } from '../core/types.js';
+import { stdioProgramName } from '../upstream/stdio-command.js';
 
 /** An error the edge answers itself, carried through Fastify's error path to sendEdgeError. */
 export class EdgeError extends Error {
@@ -27,7 +28,13 @@ export function upstreamFailureAnswer(
   detail: string,
 ): EdgeHttpError {
   const diagnostic = config.server.exposeUpstreamErrors
-    ? { detail, upstream: new URL(config.upstream.url).origin }
+    ? { detail, upstream: upstreamNameOf(config) }
     : undefined;
   return upstreamFailure(kind, id, diagnostic);
+}
+
+/** The upstream as an operator would name it in an answer: the URL's origin, or the stdio command's program. */
+function upstreamNameOf(config: EdgeConfig): string {
+  if (config.upstream.url !== undefined) return new URL(config.upstream.url).origin;
+  return `stdio:${stdioProgramName(config.upstream.stdio?.command[0] ?? '')}`;
 }

@@ -15,7 +15,7 @@ import type { EdgeConfig } from '../config/schema.js';
 import { edgeRefusal } from '../core/errors.js';
 import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
-import { httpUpstream } from '../upstream/http-upstream.js';
+import { upstreamOf } from '../upstream/select.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { type Admission, admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
@@ -51,7 +51,7 @@ export interface EdgeServer {
 
 export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOptions): Promise<EdgeServer> {
   const log = options.logger;
-  const upstream: Upstream = options.upstream ?? httpUpstream(config, log);
+  const upstream: Upstream = options.upstream ?? upstreamOf(config, log);
   const streams = new Set<RelayedStream>();
   const ctx: EdgeContext = {
     config,

@@ -147,6 +147,8 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
   let current = config;
   const { discovery, paths } = config.upstream.oauth;
   const listenPath = config.listen.path;
+  // A stdio upstream has no HTTP origin to pass OAuth documents or endpoints through to.
+  if (config.upstream.url === undefined) return { serves: () => false, replace() {}, decorateResponse() {} };
   const upstream = new URL(config.upstream.url);
   const withheld = config.tenancy.resolve.flatMap((r) => ('apiKey' in r ? [r.apiKey.header] : []));
   const serves = (path: string) =>

@@ -43,13 +43,15 @@ export function resendDelay(method: string, err: unknown, attempt: number): numb
 }
 
 export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
-  const upstream = new URL(config.upstream.url);
+  const url = config.upstream.url;
+  if (url === undefined) throw new Error('the HTTP upstream needs upstream.url');
+  const upstream = new URL(url);
   // Userinfo in upstream.url is sent as Basic credentials, never in a URL (see src/core/url-credentials.ts).
-  const upstreamAuthorization = basicAuthorization(config.upstream.url);
+  const upstreamAuthorization = basicAuthorization(url);
   // fetch refuses a URL with credentials (and its error would name it).
-  const plainUrl = withoutCredentials(config.upstream.url);
+  const plainUrl = withoutCredentials(url);
   return {
-    label: redactUrl(config.upstream.url),
+    label: redactUrl(url),
     register: (app, sink) => registerProxy(app, sink, config, upstream, upstreamAuthorization),
     send(sessionId, message) {
       const headers: Record<string, string> = {

@@ -90,7 +90,7 @@ describe('the compose trial stack (deploy/compose)', () => {
       'config/demo.yaml',
       {},
     ).config;
-    const npmStartPorts = [demo.listen.port, demo.metrics.port, Number(new URL(demo.upstream.url).port)];
+    const npmStartPorts = [demo.listen.port, demo.metrics.port, Number(new URL(demo.upstream.url!).port)];
     const published = Object.keys(services).flatMap((service) =>
       publishedPorts(service).map((port) => port.published),
     );
@@ -116,7 +116,7 @@ describe('the compose trial stack (deploy/compose)', () => {
   });
 
   it('points mcp-edge at the demo upstream service and the port it listens on', () => {
-    const upstream = new URL(edgeConfig.upstream.url);
+    const upstream = new URL(edgeConfig.upstream.url!);
     expect(upstream.hostname).toBe('demo-upstream');
     const args = listAt(services, 'demo-upstream', 'command').map(String);
     expect(listAt(services, 'demo-upstream', 'entrypoint')).toEqual(['node', '/app/dist/demo/upstream.js']);

@@ -176,7 +176,7 @@ describe('the Kubernetes sidecar example (deploy/kubernetes)', () => {
   });
 
   it('sends upstream traffic to the MCP server container on the pod loopback', () => {
-    const upstream = new URL(edgeConfig.upstream.url);
+    const upstream = new URL(edgeConfig.upstream.url!);
     expect(upstream.hostname).toBe('127.0.0.1');
     expect(argAfter(server, '--host')).toBe('127.0.0.1');
     expect(Number(argAfter(server, '--port'))).toBe(Number(upstream.port));
@@ -194,7 +194,7 @@ describe('the Kubernetes sidecar example (deploy/kubernetes)', () => {
     const targetPort = at(ports[0], 'targetPort');
     const resolved = typeof targetPort === 'number' ? targetPort : portNamed(edge, String(targetPort));
     expect(resolved).toBe(edgeConfig.listen.port);
-    expect(resolved).not.toBe(Number(new URL(edgeConfig.upstream.url).port));
+    expect(resolved).not.toBe(Number(new URL(edgeConfig.upstream.url!).port));
   });
 
   it('has the ServiceMonitor scrape the metrics port and path mcp-edge serves', () => {

@@ -1,0 +1,75 @@
+// What a stdio child's calls are made of: the call a POST waits as, the framing bytes of its SSE answer,
+// and the few messages and bounds the child's routing uses (stdio-child.ts).
+import type { PassThrough } from 'node:stream';
+import { lostResponseMessage } from '../core/errors.js';
+import type { LineEnvelope } from '../core/stdio-lines.js';
+import type { JsonRpcId } from '../core/types.js';
+import { idKey } from '../inspect/pending-requests.js';
+
+/** Bytes the edge lets wait on a child's stdin (one request is always let through): a child that stops reading cannot grow the edge. */
+export const STDIN_BACKLOG_BYTES = 8 * 1024 * 1024;
+
+/** Abandoned ids remembered (see StdioChild.abandoned). */
+export const MAX_ABANDONED = 1024;
+export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+export const JSON_HEADERS = { 'content-type': 'application/json' };
+export const DATA = Buffer.from('data: ');
+export const EVENT_END = Buffer.from('\n\n');
+
+/** One POST exchange waiting on the child: its requests' ids, and how its answer starts. */
+export interface StdioCall {
+  /** Ids (idKey) still unanswered. */
+  readonly waiting: Map<string, JsonRpcId>;
+  readonly progressTokens: ReadonlySet<string>;
+  /** The exchange may be answered with a JSON body: one request, and its answer comes first. */
+  readonly single: boolean;
+  /** Enforce or observe: an oversized line whose id came last can only be forwarded whole in enforce mode. */
+  readonly enforce: boolean;
+  /** Starts the answer: status, headers and the body stream go to the relays. */
+  open(statusCode: number, headers: Record<string, string>, stream: PassThrough): void;
+  /** The child could not be started or reached: a 502/504 of the edge (only before open). */
+  fail(kind: 'unreachable' | 'timeout', detail: string): void;
+  answer?: { sse: boolean; stream: PassThrough };
+}
+
+/** The progress token of a notifications/progress line (small: it was held whole). */
+export function progressTokenOf(bytes: Uint8Array): string | undefined {
+  try {
+    const token = (
+      JSON.parse(Buffer.from(bytes).toString('utf8')) as { params?: { progressToken?: unknown } }
+    ).params?.progressToken;
+    return typeof token === 'string' || typeof token === 'number' ? idKey(token) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The child's answer to a request of its own that no client stream can carry: it does not wait. */
+export function noStreamAnswer(id: JsonRpcId): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      error: { code: -32603, message: 'mcp-edge: no client stream is open to carry this request' },
+    }),
+  );
+}
+
+/** What a message no call or stream can take is, and why it is dropped (for the log). */
+export function undeliverable(envelope: LineEnvelope): { what: string; why: string } {
+  const isAnswer = envelope.method === undefined && envelope.id !== undefined;
+  return {
+    what: envelope.method ?? (isAnswer ? `an answer for id ${String(envelope.id)}` : 'a line'),
+    why: isAnswer
+      ? 'the stdio MCP server answered an id no call waits for (its client left or timed out); dropped'
+      : envelope.method === undefined
+        ? 'the stdio MCP server wrote a line that is not a JSON-RPC message; dropped'
+        : 'the stdio MCP server sent a message with no client stream open to carry it; dropped',
+  };
+}
+
+/** Observe mode, for an oversized line whose id came last while several calls waited: it was not held. */
+export function lostOversizedAnswer(id: JsonRpcId, totalBytes: number): Buffer {
+  const detail = `the answer was ${totalBytes} bytes, larger than mcp-edge holds for a stdio line whose id comes last while several calls wait`;
+  return Buffer.from(JSON.stringify(lostResponseMessage(id, detail)));
+}

@@ -1,0 +1,328 @@
+// The stdio upstream, the second kind of Upstream: mcp-edge spawns the MCP server itself and is the
+// Streamable HTTP endpoint for it. Each MCP session (a client's initialize) gets its own child; requests
+// without a session (protocol 2026-07-28, which has none) go to one child per tenant, where requests whose
+// ids another client has in flight wait their turn, so no id is ever rewritten. Answers are the child's
+// lines (stdio-child.ts), handed to the shell's relays like any upstream's.
+import { randomUUID } from 'node:crypto';
+import { type PassThrough, Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
+import { edgeRefusal, processLimitRefusal } from '../core/errors.js';
+import { splitTopLevel } from '../core/json-scan.js';
+import { bodyAsLines } from '../core/stdio-lines.js';
+import type { JsonRpcId } from '../core/types.js';
+import { idKey } from '../inspect/pending-requests.js';
+import { exchangeOf } from '../proxy/edge-context.js';
+import { sendEdgeError } from '../proxy/edge-error.js';
+import { type Exchange, holdBounds } from '../proxy/exchange.js';
+import { clientResponseHeaders, headerValue } from '../proxy/headers.js';
+import type { StdioCall } from './stdio-call.js';
+import { StdioChild } from './stdio-child.js';
+import { resolveProgram, stdioProgramName } from './stdio-command.js';
+import type { Upstream, UpstreamSink } from './upstream.js';
+
+/** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
+const UNBOUNDED_HOLD_BYTES = 16 * 1024 * 1024;
+
+export interface StdioUpstream extends Upstream {
+  /** The PIDs of the children alive now (tests check the process table by them). */
+  pids(): number[];
+  /** Ends every child (SIGTERM, then SIGKILL after upstream.stdio.killGrace). */
+  close(): Promise<void>;
+}
+
+/** The child's environment: only what the operator listed, plus PATH and HOME (the edge's own secrets stay). */
+export function childEnvironment(
+  spec: StdioUpstreamConfig,
+  parent: NodeJS.ProcessEnv,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (parent.PATH !== undefined) env.PATH = parent.PATH;
+  if (parent.HOME !== undefined) env.HOME = parent.HOME;
+  return { ...env, ...spec.env };
+}
+
+interface Session {
+  child: StdioChild;
+  tenant: string;
+}
+
+export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
+  if (config.upstream.stdio === undefined) throw new Error('the stdio upstream needs upstream.stdio');
+  const spec: StdioUpstreamConfig = config.upstream.stdio;
+  const program = stdioProgramName(spec.command[0] ?? '');
+  const env = childEnvironment(spec, process.env);
+  const cwd = spec.cwd ?? process.cwd();
+  const sessions = new Map<string, Session>();
+  const pools = new Map<string, StdioChild>();
+  const children = new Set<StdioChild>();
+  let startFailure: string | undefined;
+  let closing = false;
+  let sweep: NodeJS.Timeout | undefined;
+
+  function spawnChild(exchange: Exchange, sessionId: string | undefined): StdioChild {
+    const hold = holdBounds(exchange.runtime, exchange.tenant).response ?? UNBOUNDED_HOLD_BYTES;
+    const child = new StdioChild({
+      spec,
+      env,
+      log,
+      sessionId,
+      holdBytes: hold,
+      answerHeaders: sessionId !== undefined ? { 'mcp-session-id': sessionId } : {},
+      onSpawn: () => {
+        startFailure = undefined;
+      },
+      onExit: (gone) => {
+        children.delete(gone);
+        if (gone.failedToStart !== undefined) startFailure = gone.failedToStart;
+        if (sessionId !== undefined) sessions.delete(sessionId);
+        else if (pools.get(exchange.tenant) === gone) pools.delete(exchange.tenant);
+        if (!closing && gone.failedToStart === undefined) {
+          log.info({ session: sessionId, tenant: exchange.tenant, program }, 'stdio MCP server ended');
+        }
+      },
+    });
+    children.add(child);
+    if (sessionId !== undefined) sessions.set(sessionId, { child, tenant: exchange.tenant });
+    else pools.set(exchange.tenant, child);
+    return child;
+  }
+
+  function endIdle(): void {
+    const now = Date.now();
+    for (const child of children) {
+      if (child.inFlight === 0 && now - child.lastActivity >= spec.idleTimeout) {
+        void child.stop(`no request for ${spec.idleTimeout} ms (upstream.stdio.idleTimeout)`);
+      }
+    }
+  }
+
+  const upstream: StdioUpstream = {
+    label: `stdio:${program}`,
+    async register(app, sink) {
+      app.route({
+        method: ['POST', 'GET', 'DELETE'],
+        url: config.listen.path,
+        handler: async (request, reply) => {
+          handle(request, reply, sink);
+          return reply;
+        },
+      });
+      app.addHook('onClose', async () => upstream.close());
+      if (spec.idleTimeout > 0) {
+        sweep = setInterval(endIdle, Math.min(5000, Math.max(50, spec.idleTimeout / 4)));
+        sweep.unref();
+      }
+    },
+    send(sessionId, message) {
+      const session = sessionId !== undefined ? sessions.get(sessionId) : undefined;
+      if (session === undefined) {
+        log.warn({ session: sessionId }, 'no stdio MCP server to send a message of the edge to');
+        return;
+      }
+      session.child.write([Buffer.from(JSON.stringify(message))]);
+    },
+    async ready() {
+      if (startFailure !== undefined) return false;
+      return resolveProgram(spec.command[0] ?? '', env.PATH, cwd) !== undefined;
+    },
+    pids: () => [...children].flatMap((child) => (child.pid !== undefined ? [child.pid] : [])),
+    async close() {
+      closing = true;
+      if (sweep !== undefined) clearInterval(sweep);
+      await Promise.all([...children].map((child) => child.stop('mcp-edge is shutting down')));
+    },
+  };
+
+  function deliver(
+    sink: UpstreamSink,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    statusCode: number,
+    headers: Record<string, string>,
+    stream: Readable,
+  ): void {
+    const exchange = exchangeOf(request);
+    exchange.upstreamSentAt ??= process.hrtime.bigint();
+    const clientHeaders = clientResponseHeaders(headers, true, false) as Record<string, string>;
+    reply.code(statusCode).headers(clientHeaders);
+    sink.deliver(request, reply, { statusCode, headers: clientHeaders, stream });
+  }
+
+  function notFound(reply: FastifyReply, sessionId: string): void {
+    sendEdgeError(
+      reply,
+      edgeRefusal(
+        404,
+        'invalid_request',
+        `Session not found: ${sessionId} is not a session of this MCP server (it ended, or never was); initialize again`,
+      ),
+    );
+  }
+
+  /** The child a request goes to, or undefined when the edge has answered it already. */
+  function childFor(
+    reply: FastifyReply,
+    exchange: Exchange,
+    sessionId: string | undefined,
+    initialize: boolean,
+  ): StdioChild | undefined {
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      // A session belongs to the tenant that opened it: another tenant never reaches its child.
+      if (session === undefined || session.tenant !== exchange.tenant || !session.child.alive) {
+        notFound(reply, sessionId);
+        return undefined;
+      }
+      return session.child;
+    }
+    const pooled = initialize ? undefined : pools.get(exchange.tenant);
+    if (pooled?.alive) return pooled;
+    if (closing) {
+      sendEdgeError(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
+      return undefined;
+    }
+    if (children.size >= spec.maxProcesses) {
+      const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
+      log.warn(
+        { tenant: exchange.tenant, program, maxProcesses: spec.maxProcesses },
+        'stdio: no room for another MCP server process',
+      );
+      sendEdgeError(reply, processLimitRefusal(id, spec.maxProcesses));
+      return undefined;
+    }
+    return spawnChild(exchange, initialize ? randomUUID() : undefined);
+  }
+
+  function handle(request: FastifyRequest, reply: FastifyReply, sink: UpstreamSink): void {
+    const exchange = exchangeOf(request);
+    const sessionId = headerValue(request.headers, 'mcp-session-id');
+    if (request.method === 'GET' || request.method === 'DELETE') {
+      if (sessionId === undefined) {
+        sendEdgeError(
+          reply,
+          edgeRefusal(
+            405,
+            'method_not_allowed',
+            `${request.method} needs an Mcp-Session-Id: without a session there is no stream to open or end`,
+            null,
+            { allow: 'POST' },
+          ),
+        );
+        return;
+      }
+      const child = childFor(reply, exchange, sessionId, false);
+      if (child === undefined) return;
+      if (request.method === 'DELETE') {
+        sessions.delete(sessionId);
+        void child.stop('the client ended its session (DELETE)');
+        deliver(sink, request, reply, 200, { 'mcp-session-id': sessionId }, Readable.from([]));
+        return;
+      }
+      const opened = child.openGetStream((stream) =>
+        deliver(
+          sink,
+          request,
+          reply,
+          200,
+          { 'content-type': 'text/event-stream', 'mcp-session-id': sessionId },
+          stream,
+        ),
+      );
+      if (!opened) {
+        sendEdgeError(
+          reply,
+          edgeRefusal(409, 'invalid_request', 'Conflict: this session has a GET stream open already'),
+        );
+      }
+      return;
+    }
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const split = splitTopLevel(body);
+    if (!split.ok) {
+      sendEdgeError(
+        reply,
+        edgeRefusal(400, 'invalid_request', `The request body is not JSON-RPC: ${split.error}`),
+      );
+      return;
+    }
+    const ids = exchange.waiting;
+    const initialize = ids.some((id) => exchange.pending.peek(id)?.method === 'initialize');
+    const child = childFor(reply, exchange, sessionId, initialize);
+    if (child === undefined) return;
+    if (!child.acceptsInput) {
+      sink.fail(reply, 'timeout', `the MCP server (${program}) is not reading its input`);
+      return;
+    }
+    child.setHoldBytes(holdBounds(exchange.runtime, exchange.tenant).response ?? UNBOUNDED_HOLD_BYTES);
+    const lines = bodyAsLines(body, split.spans);
+    exchange.upstreamSentAt = process.hrtime.bigint();
+    const answerHeaders: Record<string, string> =
+      sessionId !== undefined ? { 'mcp-session-id': sessionId } : {};
+    if (ids.length === 0) {
+      child.write(lines);
+      deliver(sink, request, reply, 202, answerHeaders, Readable.from([]));
+      return;
+    }
+    const call = newCall(sink, request, reply, exchange, ids, body);
+    const timeoutMs = config.upstream.timeouts.headers;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            if (call.answer !== undefined) return;
+            child.abandon(call);
+            call.fail(
+              'timeout',
+              `the MCP server (${program}) did not answer within ${timeoutMs} ms (upstream.timeouts.headers)`,
+            );
+          }, timeoutMs)
+        : undefined;
+    reply.raw.once('close', () => {
+      clearTimeout(timer);
+      if (call.waiting.size > 0) child.abandon(call);
+    });
+    child.start(call, lines);
+  }
+
+  function newCall(
+    sink: UpstreamSink,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    exchange: Exchange,
+    ids: readonly JsonRpcId[],
+    body: Buffer,
+  ): StdioCall {
+    const waiting = new Map(ids.map((id) => [idKey(id), id] as const));
+    return {
+      waiting,
+      progressTokens: progressTokensOf(body),
+      single: ids.length === 1,
+      enforce: exchange.mode === 'enforce',
+      open: (statusCode, headers, stream: PassThrough) =>
+        deliver(sink, request, reply, statusCode, headers, stream),
+      fail: (kind, detail) => {
+        if (!reply.sent && !reply.raw.destroyed) sink.fail(reply, kind, detail);
+      },
+    };
+  }
+
+  return upstream;
+}
+
+/** The progress tokens the requests of a body ask for (`params._meta.progressToken`), as idKeys. */
+function progressTokensOf(body: Buffer): Set<string> {
+  const tokens = new Set<string>();
+  if (!body.includes('"progressToken"')) return tokens;
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+      const token = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta
+        ?.progressToken;
+      if (typeof token === 'string' || typeof token === 'number') tokens.add(idKey(token));
+    }
+  } catch {
+    // The body reader has judged the body; a token that cannot be read only routes progress to the GET stream.
+  }
+  return tokens;
+}

@@ -1,0 +1,225 @@
+// The stdio upstream's faults and bounds, with an SDK v1 stdio server of ours (test/fixtures/stdio-v1-server.ts)
+// and real SDK clients: sessions on their own children, a crash mid-call, DELETE and idle timeout, the process
+// bound, a bad command, the child's environment, a stderr flood, a child that stops reading its stdin.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { connectV1Client } from '../support/clients.js';
+import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { isProcessAlive } from '../support/processes.js';
+import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
+
+const { track } = trackHandles();
+
+function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((block) => block.text ?? '').join('');
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await sleep(25);
+  }
+  return check();
+}
+
+describe('stdio upstream: sessions and faults', () => {
+  it('gives two clients at once two children, each answering only its own calls', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const [a, b] = await Promise.all([connectV1Client(edge.url), connectV1Client(edge.url)]);
+    track(a);
+    track(b);
+    const [pidA, pidB] = await Promise.all([
+      a.client.callTool({ name: 'pid', arguments: {} }),
+      b.client.callTool({ name: 'pid', arguments: {} }),
+    ]);
+    expect(textOf(pidA)).not.toBe(textOf(pidB));
+    expect(edge.upstream.pids().sort()).toEqual([Number(textOf(pidA)), Number(textOf(pidB))].sort());
+    const calls = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? a : b).client.callTool({ name: 'echo', arguments: { text: `call-${i}` } }),
+      ),
+    );
+    expect(calls.map(textOf)).toEqual(Array.from({ length: 10 }, (_, i) => `call-${i}`));
+  });
+
+  it('answers the waiting id within a second of a crash mid-call; the session is then gone (404)', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const connected = track(await connectV1Client(edge.url));
+    const pid = Number(textOf(await connected.client.callTool({ name: 'pid', arguments: {} })));
+    const started = Date.now();
+    const crashed = await connected.client
+      .callTool({ name: 'crash', arguments: { afterMs: 300 } })
+      .catch((err: unknown) => err);
+    const elapsed = Date.now() - started;
+    expect(crashed).toBeInstanceOf(McpError);
+    expect((crashed as McpError).data).toMatchObject({ reason: 'upstream_failed', enforcedBy: 'mcp-edge' });
+    expect((crashed as McpError).message).toContain('exited with code 3');
+    expect(elapsed).toBeLessThan(300 + 1000);
+    expect(isProcessAlive(pid)).toBe(false);
+    const next = await fetch(edge.url, {
+      method: 'POST',
+      headers: { ...MCP_POST_HEADERS, 'mcp-session-id': connected.sessionId()! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(next.status).toBe(404);
+  });
+
+  it('ends the child on DELETE and after the idle timeout', async () => {
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, { stdioYaml: '    idleTimeout: 400ms' }),
+    );
+    const deleted = await connectV1Client(edge.url);
+    const deletedPid = Number(textOf(await deleted.client.callTool({ name: 'pid', arguments: {} })));
+    await deleted.transport.terminateSession();
+    await deleted.close();
+    expect(await waitFor(() => !isProcessAlive(deletedPid), 3000)).toBe(true);
+
+    const idle = track(await connectV1Client(edge.url));
+    const idlePid = Number(textOf(await idle.client.callTool({ name: 'pid', arguments: {} })));
+    expect(await waitFor(() => !isProcessAlive(idlePid), 5000)).toBe(true);
+    expect(edge.upstream.pids()).toEqual([]);
+    const after = await idle.client.callTool({ name: 'pid', arguments: {} }).catch((err: unknown) => err);
+    expect(String(after)).toContain('Session not found');
+    expect(edge.logText()).toContain('upstream.stdio.idleTimeout');
+  });
+
+  it('refuses a session past upstream.stdio.maxProcesses with a 503 JSON-RPC error that says so', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture, { stdioYaml: '    maxProcesses: 1' }));
+    track(await connectV1Client(edge.url));
+    const refused = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
+    expect(refused.status).toBe(503);
+    const body = (await refused.json()) as {
+      id: unknown;
+      error: { code: number; message: string; data: unknown };
+    };
+    expect(body.id).toBe(1);
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain('upstream.stdio.maxProcesses: 1');
+    expect(body.error.data).toMatchObject({
+      reason: 'upstream_capacity',
+      maxProcesses: 1,
+      enforcedBy: 'mcp-edge',
+    });
+  });
+
+  it('a command that cannot start: /readyz is not ready, the first session gets a 502, the log names the program', async () => {
+    const edge = track(await startStdioEdge(['/nonexistent/bin/mcp-server-missing', '--secret-arg']));
+    const ready = await fetch(new URL('/readyz', edge.url));
+    expect(ready.status).toBe(503);
+    const first = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
+    expect(first.status).toBe(502);
+    const body = (await first.json()) as { id: unknown; error: { data: { reason: string } } };
+    expect(body.error.data.reason).toBe('upstream_unreachable');
+    expect(body.id).toBe(1);
+    expect(edge.logText()).toContain('could not start \\"mcp-server-missing\\": ENOENT');
+    expect(edge.logText()).not.toContain('--secret-arg');
+    expect((await fetch(new URL('/readyz', edge.url))).status).toBe(503);
+  });
+
+  it('a message no call asked for goes to the GET stream; an oversized one is dropped there with a warning', async () => {
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        yaml: 'limits: { response: { maxMessageBytes: 64KiB } }',
+      }),
+    );
+    const { client } = track(await connectV1Client(edge.url));
+    const logged: { level: string; data: unknown }[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logged.push(n.params);
+    });
+    await client.callTool({ name: 'late_log', arguments: { bytes: 100 } });
+    expect(await waitFor(() => logged.length === 1, 3000)).toBe(true);
+    expect(logged[0]).toEqual({ level: 'info', data: 'L'.repeat(100) });
+    await client.callTool({ name: 'late_log', arguments: { bytes: 300 * 1024 } });
+    expect(await waitFor(() => logged.length === 2, 3000)).toBe(true);
+    expect(logged[1]?.level).toBe('warning');
+    expect(JSON.stringify(logged[1]?.data)).toContain(
+      'mcp-edge dropped a notification (notifications/message)',
+    );
+    // The session goes on.
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe('after');
+  });
+
+  it('gives the child only the listed environment, plus PATH and HOME', async () => {
+    process.env.MCP_EDGE_TEST_SECRET = 'must-not-leak';
+    try {
+      const edge = track(
+        await startStdioEdge(STDIO_SERVERS.v1Fixture, { stdioYaml: '    env: { LISTED_VAR: "yes" }' }),
+      );
+      const { client } = track(await connectV1Client(edge.url));
+      const names = JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} }))) as string[];
+      expect(names).toContain('LISTED_VAR');
+      expect(names).not.toContain('MCP_EDGE_TEST_SECRET');
+      expect(names.every((name) => ['LISTED_VAR', 'PATH', 'HOME'].includes(name))).toBe(true);
+    } finally {
+      delete process.env.MCP_EDGE_TEST_SECRET;
+    }
+  });
+
+  it('logs stderr with the session id, bounded: a flood is cut to 100 lines per window and summed up', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const connected = await connectV1Client(edge.url);
+    const flood = await connected.client.callTool({
+      name: 'flood_stderr',
+      arguments: { lines: 5000, bytes: 5000 },
+    });
+    expect(textOf(flood)).toBe('wrote 5000 lines');
+    const sessionId = connected.sessionId();
+    await connected.transport.terminateSession();
+    await connected.close();
+    const gone = () => edge.logs.some((l) => l.msg === 'stdio MCP server ended');
+    expect(await waitFor(gone, 3000)).toBe(true);
+    const lines = edge.logs.filter((l) => l.msg === 'stdio MCP server stderr');
+    expect(lines.length).toBeLessThanOrEqual(100);
+    expect(lines.every((l) => l.session === sessionId)).toBe(true);
+    expect(lines.every((l) => String(l.stderr).length <= 2048)).toBe(true);
+    const summary = edge.logs.find((l) => typeof l.suppressedLines === 'number');
+    expect(summary?.suppressedLines).toBeGreaterThan(4800);
+  });
+
+  it('a child that stops reading its stdin: the edge stops writing past its backlog and answers 504', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const connected = track(await connectV1Client(edge.url));
+    await connected.client.callTool({ name: 'stop_reading', arguments: {} });
+    await sleep(200);
+    const big = 'w'.repeat(900 * 1024);
+    const statuses = await Promise.all(
+      Array.from({ length: 14 }, async (_, i) => {
+        const controller = new AbortController();
+        const timer = setTimeout(() => controller.abort(), 3000);
+        try {
+          const res = await fetch(edge.url, {
+            method: 'POST',
+            headers: { ...MCP_POST_HEADERS, 'mcp-session-id': connected.sessionId()! },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 100 + i,
+              method: 'tools/call',
+              params: { name: 'echo', arguments: { text: big } },
+            }),
+            signal: controller.signal,
+          });
+          return res.status;
+        } catch {
+          return 'waiting';
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    // The first ~8 MiB wait in the pipe (the child never answers them); the rest are refused at once.
+    expect(statuses.filter((s) => s === 504).length).toBeGreaterThanOrEqual(4);
+    expect(statuses.filter((s) => s === 'waiting').length).toBeGreaterThanOrEqual(1);
+    expect(edge.logText()).toContain('is not reading its input');
+  });
+});

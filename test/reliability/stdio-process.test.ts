@@ -1,0 +1,101 @@
+// The stdio upstream as an operator runs it: mcp-edge as its own process (the CLI), its memory read from
+// /proc. A child that writes a 1 GiB line against a 4 MiB ceiling costs the edge O(ceiling); SIGTERM lets
+// the in-flight call finish, then ends every child and grandchild (checked by PID in the process table).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { connectV1Client } from '../support/clients.js';
+import { trackHandles } from '../support/handles.js';
+import { type ChildHandle, isProcessAlive, spawnTsx } from '../support/processes.js';
+import { STDIO_SERVERS, stdioEdgeYaml } from '../support/stdio-edge.js';
+
+const { track } = trackHandles();
+const MiB = 1024 * 1024;
+
+function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((block) => block.text ?? '').join('');
+}
+
+/** A status field of /proc/PID/status in bytes (VmRSS, VmHWM). */
+function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no ${field} for ${pid}`);
+  return Number(match[1]) * 1024;
+}
+
+async function startEdgeProcess(yaml: string): Promise<{ handle: ChildHandle; url: string }> {
+  const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-stdio-')), 'edge.yaml');
+  writeFileSync(file, yaml);
+  const handle = spawnTsx('src/cli.ts', ['--config', file]);
+  track({ stop: () => handle.stop({ timeoutMs: 5000 }) });
+  const [, url] = await handle.waitForLine(/mcp-edge serving (http:\/\/[^"\s]+)/, { timeoutMs: 20_000 });
+  return { handle, url: url! };
+}
+
+describe('stdio upstream: memory and shutdown, with mcp-edge as its own process', () => {
+  it('a 1 GiB line against a 4 MiB ceiling: the caller gets the limit error, the edge holds O(ceiling), the session goes on', async () => {
+    const { handle, url } = await startEdgeProcess(
+      stdioEdgeYaml(STDIO_SERVERS.v1Fixture, { yaml: 'limits: { response: { maxMessageBytes: 4MiB } }' }),
+    );
+    const { client } = track(await connectV1Client(url));
+    await client.callTool({ name: 'echo', arguments: { text: 'warm up' } });
+    const before = procStatusBytes(handle.pid, 'VmRSS');
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, procStatusBytes(handle.pid, 'VmRSS'));
+    }, 10);
+    const started = Date.now();
+    const refused = await client
+      .callTool({ name: 'huge_line', arguments: { bytes: 1024 * MiB } }, undefined, { timeout: 120_000 })
+      .catch((err: unknown) => err);
+    const refusedAfterMs = Date.now() - started;
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).data).toMatchObject({
+      reason: 'limit_exceeded',
+      limit: 'response.maxMessageBytes',
+      limitBytes: 4 * MiB,
+      tool: 'huge_line',
+    });
+    // The next call's answer comes after the rest of the line has streamed by (and been discarded).
+    const next = await client.callTool({ name: 'echo', arguments: { text: 'still here' } }, undefined, {
+      timeout: 120_000,
+    });
+    const drainedAfterMs = Date.now() - started;
+    clearInterval(sampler);
+    peak = Math.max(peak, procStatusBytes(handle.pid, 'VmRSS'));
+    expect(textOf(next)).toBe('still here');
+    const grew = peak - before;
+    process.stdout.write(
+      `1 GiB line vs 4 MiB ceiling: refused after ${refusedAfterMs} ms, line drained after ${drainedAfterMs} ms, edge RSS ${(before / MiB).toFixed(1)} MiB -> peak ${(peak / MiB).toFixed(1)} MiB (+${(grew / MiB).toFixed(1)} MiB)\n`,
+    );
+    // O(ceiling): a few ceilings' worth (the framer's hold, the relay's, pipe chunks), never the line.
+    expect(grew).toBeLessThan(64 * MiB);
+  }, 180_000);
+
+  it('SIGTERM: the in-flight call finishes, then every child and grandchild is gone (by PID)', async () => {
+    const { handle, url } = await startEdgeProcess(stdioEdgeYaml(STDIO_SERVERS.v1Fixture));
+    const a = await connectV1Client(url);
+    const b = await connectV1Client(url);
+    const pids: number[] = [];
+    for (const { client } of [a, b]) {
+      pids.push(Number(textOf(await client.callTool({ name: 'pid', arguments: {} }))));
+      pids.push(Number(textOf(await client.callTool({ name: 'grandchild', arguments: {} }))));
+    }
+    expect(pids.every((pid) => pid > 0 && isProcessAlive(pid))).toBe(true);
+    const slow = a.client.callTool({ name: 'slow', arguments: { ms: 1000 } });
+    await sleep(200);
+    handle.child.kill('SIGTERM');
+    expect(textOf(await slow)).toBe('slept 1000 ms');
+    const exit = await handle.exited;
+    expect(exit.code).toBe(0);
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline && pids.some(isProcessAlive)) await sleep(50);
+    expect(pids.filter(isProcessAlive)).toEqual([]);
+    await a.close();
+    await b.close();
+  }, 60_000);
+});

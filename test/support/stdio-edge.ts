@@ -1,0 +1,76 @@
+// Starts a real mcp-edge in the test process with a stdio upstream (a real server it spawns), its log
+// lines captured, and the commands of the stdio servers the tests use.
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { parseConfigText } from '../../src/config/load.js';
+import { createLogger, type RunningEdge, startEdge } from '../../src/run.js';
+import type { StdioUpstream } from '../../src/upstream/stdio-upstream.js';
+import { REPO_ROOT } from './processes.js';
+
+const NODE = process.execPath;
+const bin = (path: string) => join(REPO_ROOT, 'node_modules', path);
+
+/** The argv of each stdio server the tests run (all on this machine, none fetched). */
+export const STDIO_SERVERS = {
+  everything: [NODE, bin('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+  memory: [NODE, bin('@modelcontextprotocol/server-memory/dist/index.js')],
+  filesystem: (dir: string) => [NODE, bin('@modelcontextprotocol/server-filesystem/dist/index.js'), dir],
+  v1Fixture: [NODE, '--import', 'tsx', join(REPO_ROOT, 'test/fixtures/stdio-v1-server.ts')],
+  v2Fixture: [NODE, '--import', 'tsx', join(REPO_ROOT, 'test/fixtures/stdio-v2-server.ts')],
+};
+
+export interface StdioEdgeOptions {
+  /** Extra keys under `upstream.stdio:` (indented four spaces), e.g. `    maxProcesses: 1`. */
+  stdioYaml?: string;
+  /** Top-level keys (limits, tenancy, ...). */
+  yaml?: string;
+  metrics?: boolean;
+}
+
+export interface StdioTestEdge extends RunningEdge {
+  upstream: StdioUpstream;
+  logs: Record<string, unknown>[];
+  logText(): string;
+}
+
+export function stdioEdgeYaml(command: readonly string[], options: StdioEdgeOptions = {}): string {
+  return [
+    'listen: { host: 127.0.0.1, port: 0, path: /mcp }',
+    'upstream:',
+    '  stdio:',
+    `    command: ${JSON.stringify(command)}`,
+    `    cwd: ${JSON.stringify(REPO_ROOT)}`,
+    ...(options.stdioYaml ? [options.stdioYaml] : []),
+    options.metrics ? 'metrics: { enabled: true, host: 127.0.0.1, port: 0 }' : 'metrics: { enabled: false }',
+    'logging: { level: info }',
+    options.yaml ?? '',
+  ].join('\n');
+}
+
+export async function startStdioEdge(
+  command: readonly string[],
+  options: StdioEdgeOptions = {},
+): Promise<StdioTestEdge> {
+  const loaded = parseConfigText(stdioEdgeYaml(command, options), 'stdio-test.yaml', {});
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      callback();
+    },
+  });
+  const running = await startEdge(loaded, createLogger('info', sink), { watch: false });
+  return {
+    ...running,
+    upstream: running.upstream as StdioUpstream,
+    get logs() {
+      return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    logText: () => lines.join('\n'),
+  };
+}
