@@ -4,8 +4,15 @@
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
+import { scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId } from '../core/types.js';
-import { type JudgeContext, judgeMessage, judgeOversized } from './message-verdict.js';
+import {
+  type JudgeContext,
+  judgeMessage,
+  judgeOversized,
+  judgeScannedMessage,
+  type Verdict,
+} from './message-verdict.js';
 import { decodeUtf8 } from './sse-response.js';
 
 export type JsonBodyOutcome =
@@ -44,15 +51,15 @@ export class JsonResponseInspector {
 
   /** The whole body arrived within the hold bound. */
   finish(): JsonBodyOutcome {
-    const body = Buffer.concat(this.#chunks);
-    const parsed = parseJsonRpcBody(body);
-    if (!parsed.ok) {
-      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
-      return { action: 'forward', body };
-    }
-    const verdicts = parsed.messages.map((message) =>
-      judgeMessage(this.ctx, message.bytes, message.value, message),
-    );
+    // One chunk (a body that came in one read) is used as it is: a view, not a copy.
+    const only = this.#chunks.length === 1 ? this.#chunks[0]! : undefined;
+    const body =
+      only === undefined
+        ? Buffer.concat(this.#chunks)
+        : Buffer.from(only.buffer, only.byteOffset, only.byteLength);
+    const read = this.#judge(body);
+    if (read === undefined) return { action: 'forward', body };
+    const { parsed, verdicts } = read;
     // The common case: nothing changes and the body goes on as it came, never decoded to text.
     if (verdicts.every((verdict) => verdict.action === 'forward')) return { action: 'forward', body };
     const parts: string[] = [];
@@ -69,6 +76,31 @@ export class JsonResponseInspector {
       }
     });
     return { action: 'replace', body: parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? ''), toUpstream };
+  }
+
+  /**
+   * Each message of the body judged: read from its bytes, or, for a body the scan does not read (not valid
+   * UTF-8 or JSON), parsed, which words the refusal (counted as unparsable: undefined).
+   */
+  #judge(
+    body: Uint8Array,
+  ): { parsed: { batch: boolean; messages: { bytes: Uint8Array }[] }; verdicts: Verdict[] } | undefined {
+    const scanned = scanJsonRpcBody(body);
+    if (scanned !== undefined) {
+      return {
+        parsed: scanned,
+        verdicts: scanned.messages.map((message) => judgeScannedMessage(this.ctx, message)),
+      };
+    }
+    const parsed = parseJsonRpcBody(body);
+    if (!parsed.ok) {
+      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
+      return undefined;
+    }
+    const verdicts = parsed.messages.map((message) =>
+      judgeMessage(this.ctx, message.bytes, message.value, message),
+    );
+    return { parsed, verdicts };
   }
 
   /**

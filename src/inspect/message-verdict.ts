@@ -3,7 +3,8 @@
 import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
 import { type Classified, classifyMessage } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
-import { estimateTokens, measureMessage } from '../core/measure.js';
+import { estimateTokens, measureMessage, measureScannedMessage } from '../core/measure.js';
+import type { ScannedMessage } from '../core/message-scan.js';
 import type {
   Direction,
   JsonRpcId,
@@ -161,15 +162,41 @@ export function judgeMessage(
   value: unknown,
   c: Classified = classifyMessage(value),
 ): Verdict {
+  return judgeHeld(
+    ctx,
+    c,
+    bytes.length,
+    (subject) => measureMessage(bytes, value, subject, c),
+    () => value,
+  );
+}
+
+/** judgeMessage for a message read by scanMessage: measured from its bytes, never parsed whole (but for tools/list). */
+export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage): Verdict {
+  return judgeHeld(
+    ctx,
+    scan.classified,
+    scan.bytes.length,
+    (subject) => measureScannedMessage(scan, subject),
+    scan.value,
+  );
+}
+
+function judgeHeld(
+  ctx: JudgeContext,
+  c: Classified,
+  bytes: number,
+  measure: (subject: MessageSubject) => MessageMeasurement,
+  value: () => unknown,
+): Verdict {
   const own: MessageSubject = { method: c.method, tool: c.tool };
   const subject = subjectFor(ctx, c.kind, c.id, own);
-  const measurement = measureMessage(bytes, value, subject, c);
-  ctx.observer.message(ctx.direction, measurement, subject);
+  ctx.observer.message(ctx.direction, measure(subject), subject);
   // The server's own answer to tools/list names its real tools (the metrics keep their labels).
   if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list')
-    ctx.observer.toolsListed?.(listedToolNames(value));
+    ctx.observer.toolsListed?.(listedToolNames(value()));
   rememberRequest(ctx, c.kind, c.id, own);
-  return verdictFor(ctx, { kind: c.kind, id: c.id, subject, bytes: bytes.length, bytesIsLowerBound: false });
+  return verdictFor(ctx, { kind: c.kind, id: c.id, subject, bytes, bytesIsLowerBound: false });
 }
 
 /** What a streaming scan of an oversized message could tell without holding it. */

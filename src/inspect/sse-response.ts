@@ -2,8 +2,15 @@
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
 import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
+import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
-import { type JudgeContext, judgeMessage, judgeOversized, type Verdict } from './message-verdict.js';
+import {
+  type JudgeContext,
+  judgeMessage,
+  judgeOversized,
+  judgeScannedMessage,
+  type Verdict,
+} from './message-verdict.js';
 
 export interface InspectorOutput {
   /** Bytes for the client, in order. */
@@ -204,6 +211,12 @@ export class SseResponseInspector {
   }
 
   #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: InspectorOutput): void {
+    // The common case, one message that is valid JSON, is read from its bytes; the rest is decoded and parsed.
+    const scanned = scanSingleMessage(data);
+    if (scanned !== undefined) {
+      this.#apply(judgeScannedMessage(this.ctx, scanned), raw, eventId, out);
+      return;
+    }
     const parsed = parseJson(data);
     if (parsed === undefined) {
       this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');
