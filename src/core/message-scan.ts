@@ -78,7 +78,18 @@ function skipWs(buf: Uint8Array, pos: number, len: number): number {
 /** Index past the string whose opening quote is at `open`, or INVALID (unterminated, bad escape, control character). */
 export function scanString(buf: Uint8Array, open: number, len: number): number {
   let i = open + 1;
+  const lastQuad = len - 4;
   for (;;) {
+    // Four bytes per step while none of them stops the run (measured: about a quarter faster on prose).
+    while (
+      i <= lastQuad &&
+      (STRING_STOP[buf[i]!]! |
+        STRING_STOP[buf[i + 1]!]! |
+        STRING_STOP[buf[i + 2]!]! |
+        STRING_STOP[buf[i + 3]!]!) ===
+        0
+    )
+      i += 4;
     while (i < len && STRING_STOP[buf[i]!] === 0) i++;
     if (i >= len) return INVALID;
     const c = buf[i]!;
