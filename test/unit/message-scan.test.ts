@@ -1,11 +1,25 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classifyMessage } from '../../src/core/jsonrpc.js';
+import { classifyMessage, parseJsonRpcBody } from '../../src/core/jsonrpc.js';
 import { measureMessage, measureScannedMessage } from '../../src/core/measure.js';
 import { scanMessage } from '../../src/core/message-scan.js';
-import type { MessageSubject } from '../../src/core/types.js';
-import { decode, jsonValue, layoutJson, rpcId, trickyString, utf8 } from '../support/json-samples.js';
+import type { LimitMode, LimitPolicy, MessageSubject } from '../../src/core/types.js';
+import { JsonResponseInspector } from '../../src/inspect/json-response.js';
+import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
+import type { InspectionObserver } from '../../src/inspect/observer.js';
+import { PendingRequests } from '../../src/inspect/pending-requests.js';
+import { SseResponseInspector } from '../../src/inspect/sse-response.js';
+import {
+  chunksAt,
+  cutPoints,
+  decode,
+  jsonValue,
+  layoutJson,
+  rpcId,
+  trickyString,
+  utf8,
+} from '../support/json-samples.js';
 
 const ANSWERS: (MessageSubject | undefined)[] = [
   undefined,
@@ -272,5 +286,143 @@ describe('scanMessage against JSON.parse + measureMessage', () => {
       expect(measureScannedMessage(scanned!, ANSWERS[1]).duplicatedBytes).toBe(Buffer.byteLength(copy));
       expectSameAsParse(utf8(text));
     }
+  });
+});
+
+/** Everything an inspector tells its observer, in order. */
+function recordingContext(mode: LimitMode, ceiling: number): { ctx: JudgeContext; log: unknown[] } {
+  const log: unknown[] = [];
+  const observer: InspectionObserver = {
+    message: (direction, measurement, subject) => log.push({ direction, measurement, subject }),
+    limitExceeded: (violation, action) => log.push({ violation, action }),
+    unparsable: (direction, bytes, reason) => log.push({ direction, bytes, reason }),
+    toolsListed: (names) => log.push({ names }),
+  };
+  const pending = new PendingRequests({ maxEntries: 100, maxBytes: 1 << 20, ttlMs: 60_000 });
+  pending.remember(1, { method: 'tools/call', tool: 'export' });
+  pending.remember('a', { method: 'tools/list', tool: undefined });
+  const policy: LimitPolicy = {
+    defaults: {
+      response: { maxMessageBytes: ceiling },
+      tools: { export: { response: { maxMessageBytes: ceiling * 2 } } },
+    },
+    tenants: {},
+  };
+  const ctx: JudgeContext = {
+    direction: 'response',
+    tenant: 'default',
+    policy,
+    mode,
+    observer,
+    answered: pending,
+    answeredInSession: undefined,
+    remember: () => {},
+  };
+  return { ctx, log };
+}
+
+/** How a held JSON body was judged before messages were read by scanning: decoded and parsed whole. */
+function judgedByParsing(ctx: JudgeContext, body: Uint8Array): string[] {
+  const parsed = parseJsonRpcBody(body);
+  if (!parsed.ok) {
+    ctx.observer.unparsable('response', body.length, `JSON response: ${parsed.error}`);
+    return ['forward'];
+  }
+  return parsed.messages.map((m) => judgeMessage(ctx, m.bytes, m.value, m).action);
+}
+
+/** How an SSE event's data was judged before: decoded (lossily) and parsed. A batch: false (it is split as before). */
+function eventJudgedByParsing(ctx: JudgeContext, data: Uint8Array): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(data).toString('utf8'));
+  } catch {
+    ctx.observer.unparsable('response', data.length, 'SSE data is not JSON');
+    return true;
+  }
+  if (Array.isArray(value)) return false;
+  judgeMessage(ctx, data, value);
+  return true;
+}
+
+/** Bytes no valid UTF-8 holds: a lone continuation, a truncated sequence, an encoded surrogate, an overlong form. */
+const badUtf8 = fc.constantFrom(
+  [0x80],
+  [0xc3],
+  [0xe2, 0x82],
+  [0xed, 0xa0, 0x80],
+  [0xc0, 0xaf],
+  [0xff],
+  [0xf4, 0x90, 0x80, 0x80],
+);
+
+const damagedBody = fc
+  .tuple(
+    fc.oneof(message, fc.array(message, { maxLength: 3 })),
+    fc.integer(),
+    fc.option(fc.tuple(fc.nat(), badUtf8)),
+    fc.option(fc.tuple(fc.nat(), fc.constantFrom('', '"', '\\', ',', '}', ']', '\u0001', 'x'))),
+    fc.boolean(),
+  )
+  .map(([value, seed, bad, edit, bom]) => {
+    let bytes = Buffer.from(layoutJson(value, seed, { whitespace: true, oddEscapes: seed % 3 === 0 }));
+    if (edit !== null) {
+      const at = edit[0] % (bytes.length + 1);
+      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(edit[1]), bytes.subarray(at + 1)]);
+    }
+    if (bad !== null) {
+      const at = bad[0] % (bytes.length + 1);
+      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(bad[1]), bytes.subarray(at)]);
+    }
+    return bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]) : bytes;
+  });
+
+describe('held messages judged from their bytes, against decoding and parsing them', () => {
+  it('property: a JSON body, any chunking, valid or not: the same records, the same verdict, the bytes as sent', () => {
+    fc.assert(
+      fc.property(
+        damagedBody,
+        cutPoints(4096),
+        fc.constantFrom<LimitMode>('enforce', 'observe'),
+        fc.integer({ min: 20, max: 400 }),
+        (body, cuts, mode, ceiling) => {
+          const scanned = recordingContext(mode, ceiling);
+          const inspector = new JsonResponseInspector(scanned.ctx, null, [1]);
+          for (const chunk of chunksAt(body, cuts)) inspector.push(chunk);
+          const outcome = inspector.finish();
+          const parsed = recordingContext(mode, ceiling);
+          const actions = judgedByParsing(parsed.ctx, body);
+          expect(scanned.log).toEqual(parsed.log);
+          const forwarded = actions.every((action) => action === 'forward');
+          expect(outcome.action).toBe(forwarded ? 'forward' : 'replace');
+          if (outcome.action === 'forward') expect(Buffer.from(outcome.body).equals(body)).toBe(true);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('property: an SSE event, valid or not (invalid UTF-8 in a string still parses, lossily): the same records', () => {
+    fc.assert(
+      fc.property(
+        damagedBody,
+        fc.constantFrom<LimitMode>('enforce', 'observe'),
+        fc.integer({ min: 20, max: 400 }),
+        (data, mode, ceiling) => {
+          // SSE data cannot hold a line break: such bodies are written on one line.
+          if (data.includes(0x0a) || data.includes(0x0d)) return;
+          const scanned = recordingContext(mode, ceiling);
+          const inspector = new SseResponseInspector(scanned.ctx, null);
+          const event = Buffer.concat([Buffer.from('data: '), data, Buffer.from('\n\n')]);
+          const out = [inspector.push(event), inspector.end()];
+          const parsed = recordingContext(mode, ceiling);
+          if (eventJudgedByParsing(parsed.ctx, data)) expect(scanned.log).toEqual(parsed.log);
+          const sent = Buffer.concat(out.flatMap((o) => o.toClient.map((c) => Buffer.from(c))));
+          if (!parsed.log.some((entry) => (entry as { action?: string }).action === 'rejected'))
+            expect(sent.equals(event)).toBe(true);
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
