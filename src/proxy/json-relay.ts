@@ -1,7 +1,7 @@
 // Relays an upstream application/json body through the JSON inspector: held up to the ceiling that can
 // apply to it, then forwarded byte for byte or replaced whole; a body that stalls or breaks off gets the
 // client a JSON-RPC error for its id instead of a cut connection.
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { JsonResponseInspector } from '../inspect/json-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
@@ -15,8 +15,19 @@ class StalledBodyError extends Error {
   }
 }
 
-function sendBody(reply: FastifyReply, body: Uint8Array | string): void {
-  reply.send(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+function sendBody(reply: FastifyReply, body: Uint8Array | readonly Uint8Array[] | string): void {
+  if (typeof body === 'string') {
+    reply.send(body);
+  } else if (!Array.isArray(body)) {
+    const bytes = body as Uint8Array;
+    reply.send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  } else {
+    // A held body goes on as the chunks it came in (never copied into one), with its length declared as before.
+    let length = 0;
+    for (const chunk of body) length += chunk.length;
+    reply.header('content-length', length);
+    reply.send(Readable.from(body, { objectMode: false }));
+  }
 }
 
 export function relayJson(ctx: EdgeContext, exchange: Exchange, reply: FastifyReply, source: Readable): void {
