@@ -280,7 +280,8 @@ describe('byte-exact forwarding', () => {
     const bytes = Buffer.from(body, 'utf8');
     // Cut anywhere, inside multi-byte characters too, each piece its own write after a pause.
     const pieces: RawReply['chunks'] = [];
-    for (let at = 0; at < bytes.length; at += 7919) pieces.push(bytes.subarray(at, at + 7919), { delayMs: 2 });
+    for (let at = 0; at < bytes.length; at += 7919)
+      pieces.push(bytes.subarray(at, at + 7919), { delayMs: 2 });
     const upstream = track(
       await startRawUpstream(() => ({
         status: 200,
