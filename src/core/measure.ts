@@ -20,6 +20,7 @@ import {
   toolResultSpans,
 } from './json-scan.js';
 import { type Classified, classifyMessage } from './jsonrpc.js';
+import { literalText, parseRange, type ScannedMessage, type ScannedResult } from './message-scan.js';
 import type {
   MessageKind,
   MessageMeasurement,
@@ -57,17 +58,27 @@ export function emptyChannels(): ResultChannels {
   };
 }
 
+/** Whether a result (an object) is a tool result. */
+function isToolResult(
+  kind: MessageKind,
+  contentIsArray: boolean,
+  answers: MessageSubject | undefined,
+): boolean {
+  if (kind !== 'result') return false;
+  // When the request is known, it decides; otherwise a `content` array is what marks a tool result.
+  if (answers?.method !== undefined) return answers.method === 'tools/call';
+  return contentIsArray;
+}
+
 /** The result object of a tool result, or undefined when the message is not one. */
 function toolResultOf(
   kind: MessageKind,
   value: unknown,
   answers: MessageSubject | undefined,
 ): Record<string, unknown> | undefined {
-  if (kind !== 'result' || !isRecord(value) || !isRecord(value.result)) return undefined;
+  if (!isRecord(value) || !isRecord(value.result)) return undefined;
   const result = value.result;
-  // When the request is known, it decides; otherwise a `content` array is what marks a tool result.
-  if (answers?.method !== undefined) return answers.method === 'tools/call' ? result : undefined;
-  return Array.isArray(result.content) ? result : undefined;
+  return isToolResult(kind, Array.isArray(result.content), answers) ? result : undefined;
 }
 
 interface LayoutComparison {
@@ -304,10 +315,11 @@ class DuplicateDetector {
   private readonly serialized = new Map<string, string | null>();
   private readonly spanBytes: number;
 
+  /** structured: the parsed structuredContent, asked for only when the raw JSON is not in JSON.stringify's form. */
   constructor(
     private readonly bytes: Uint8Array,
     private readonly span: ByteSpan,
-    private readonly structured: unknown,
+    private readonly structured: () => unknown,
   ) {
     this.spanBytes = span[1] - span[0];
   }
@@ -352,7 +364,7 @@ class DuplicateDetector {
   private serializedWith(indent: string): string | null {
     let serialized = this.serialized.get(indent);
     if (serialized === undefined) {
-      serialized = stringifyOrNull(this.structured, indent);
+      serialized = stringifyOrNull(this.structured(), indent);
       this.serialized.set(indent, serialized);
     }
     return serialized;
@@ -591,7 +603,7 @@ function measureToolResult(
     // The copies were compared with the last structuredContent member found by search: valid if it is the real one.
     const confirmed =
       shortcuts?.structured?.[0] === spans.structured[0] && shortcuts.structured[1] === spans.structured[1];
-    const detector = new DuplicateDetector(bytes, spans.structured, result.structuredContent);
+    const detector = new DuplicateDetector(bytes, spans.structured, () => result.structuredContent);
     for (let i = 0; i < count; i++) {
       const block: unknown = blocks[i];
       if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string') continue;
@@ -623,6 +635,135 @@ export function measureMessage(
   const envelopeBytes = bytes.length;
   const toolResult = toolResultOf(kind, value, answers);
   const measured = toolResult === undefined ? undefined : measureToolResult(bytes, toolResult);
+  return {
+    envelopeBytes,
+    kind,
+    id,
+    method,
+    tool,
+    channels: measured?.channels,
+    duplicatedBytes: measured?.duplicatedBytes ?? 0,
+    estimatedTokens: estimateTokens(envelopeBytes),
+  };
+}
+
+/**
+ * The indent layoutIndentOf would read off the text of the valid string literal `bytes[start, end)`, read
+ * from the literal's bytes; undefined when escapes make that uncertain (then the text is decoded).
+ */
+function literalLayoutIndent(bytes: Uint8Array, start: number, end: number): string | undefined {
+  const last = end - 1; // the closing quote
+  let k = start + 1;
+  if (k >= last) return '';
+  const first = bytes[k]!;
+  if (first === BACKSLASH || first >= 0x80) return undefined;
+  k++;
+  if (k >= last || bytes[k] !== BACKSLASH) return '';
+  if (bytes[k + 1] === 0x75) return undefined;
+  if (bytes[k + 1] !== 0x6e) return '';
+  k += 2;
+  let indent: string;
+  if (bytes[k] === 0x20) {
+    const from = k;
+    while (k < last && bytes[k] === 0x20) k++;
+    indent = ' '.repeat(k - from);
+  } else if (bytes[k] === BACKSLASH && bytes[k + 1] === 0x74) {
+    let n = 0;
+    while (k < last && bytes[k] === BACKSLASH && bytes[k + 1] === 0x74) {
+      k += 2;
+      n++;
+    }
+    indent = '\t'.repeat(n);
+  } else {
+    return bytes[k] === BACKSLASH && bytes[k + 1] === 0x75 ? undefined : '';
+  }
+  // An escaped indent character would continue the run in the text.
+  return bytes[k] === BACKSLASH && bytes[k + 1] === 0x75 ? undefined : indent;
+}
+
+/** UTF-16 length of the text of the valid string literal `bytes[start, end)`. */
+function literalTextLength(bytes: Uint8Array, start: number, end: number): number {
+  let n = 0;
+  let k = start + 1;
+  const last = end - 1;
+  while (k < last) {
+    const b = bytes[k]!;
+    if (b === BACKSLASH) k += bytes[k + 1] === 0x75 ? 6 : 2;
+    else if (b < 0x80) k++;
+    else if (b < 0xe0) k += 2;
+    else if (b < 0xf0) k += 3;
+    else {
+      k += 4;
+      n++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/**
+ * duplicatedBytes of a text block read from its literal: a copy of structuredContent is recognized on the
+ * literal's bytes, without decoding it (the same comparison as the long-copy shortcut); anything else is
+ * decoded and given to the detector.
+ */
+function scannedTextDuplicate(
+  bytes: Uint8Array,
+  literal: ByteSpan,
+  structured: ByteSpan,
+  detector: DuplicateDetector,
+): number {
+  const indent = literalLayoutIndent(bytes, literal[0], literal[1]);
+  if (indent !== undefined) {
+    const copy = literalCopyOfLayout(bytes, literal[0], structured[0], structured[1], indent);
+    if (copy !== undefined && copy.literalEnd === literal[1]) {
+      const structuredBytes = structured[1] - structured[0];
+      // The detector's bound: no layout of the raw JSON is this much smaller (the text is at most as long as its literal).
+      if (literal[1] - literal[0] - 2 < structuredBytes) {
+        const length = literalTextLength(bytes, literal[0], literal[1]);
+        if (length === 0 || length * 6 < structuredBytes) return 0;
+      }
+      return copy.textBytes;
+    }
+  }
+  return detector.duplicatedBytes(literalText(bytes, literal[0], literal[1]));
+}
+
+function measureScannedToolResult(
+  bytes: Uint8Array,
+  result: ScannedResult,
+): { channels: ResultChannels; duplicatedBytes: number } {
+  const channels = emptyChannels();
+  for (const block of result.blocks) {
+    const channel = block.type !== undefined ? CHANNEL_OF_BLOCK_TYPE.get(block.type) : undefined;
+    if (channel !== undefined) channels[channel] += block.span[1] - block.span[0];
+  }
+  let duplicatedBytes = 0;
+  const structured = result.structured;
+  if (structured !== undefined) {
+    channels.structured = structured[1] - structured[0];
+    const detector = new DuplicateDetector(bytes, structured, () =>
+      parseRange(bytes, structured[0], structured[1]),
+    );
+    for (const block of result.blocks) {
+      if (block.type !== 'text' || block.text === undefined) continue;
+      duplicatedBytes += scannedTextDuplicate(bytes, block.text, structured, detector);
+    }
+  }
+  return { channels, duplicatedBytes };
+}
+
+/**
+ * measureMessage for a message read by scanMessage: the same measurement, from the bytes alone (no decoding,
+ * no JSON.parse of the message).
+ */
+export function measureScannedMessage(scan: ScannedMessage, answers?: MessageSubject): MessageMeasurement {
+  const { kind, id, method, tool } = scan.classified;
+  const envelopeBytes = scan.bytes.length;
+  const result = scan.result;
+  const measured =
+    result !== undefined && isToolResult(kind, result.contentIsArray, answers)
+      ? measureScannedToolResult(scan.bytes, result)
+      : undefined;
   return {
     envelopeBytes,
     kind,

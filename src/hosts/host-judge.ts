@@ -32,13 +32,18 @@ export interface HostJudgeContext {
   observeOnly?: boolean | undefined;
 }
 
+function resultOf(value: unknown): Record<string, unknown> {
+  return isRecord(value) && isRecord(value.result) ? value.result : {};
+}
+
 /**
  * Judges a tools/call result against the budget of the host that called (`subject.host`). Returns the error
  * that replaces it when it is over and the action is `refuse`; otherwise undefined (the result goes on as sent).
  */
 export function judgeHostBudget(
   ctx: HostJudgeContext,
-  value: unknown,
+  /** The message's value, read only when the result is near a budget (a scanned message parses on demand). */
+  value: () => unknown,
   measurement: MessageMeasurement,
   subject: MessageSubject,
   id: JsonRpcId | undefined,
@@ -47,8 +52,7 @@ export function judgeHostBudget(
   const profile = ctx.hosts.profile(subject.host);
   const channels = measurement.channels;
   if (profile === undefined || channels === undefined || profile.budgets.length === 0) return undefined;
-  if (!isRecord(value) || !isRecord(value.result)) return undefined;
-  const size = measureForHost(profile, value.result, channels);
+  const size = measureForHost(profile, () => resultOf(value()), channels);
   const over = size.over;
   const configured = over !== undefined ? ctx.hosts.action(ctx.tenant, subject.tool).action : undefined;
   const action = configured === 'refuse' && ctx.observeOnly === true ? 'observe' : configured;

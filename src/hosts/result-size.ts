@@ -108,11 +108,11 @@ function exactSize(text: string, budget: HostBudget): BudgetSize {
 
 /**
  * The result's size against each budget of `profile`. `channels` are its raw channel bytes (measure.ts);
- * `result` is the parsed `result` member.
+ * `result` is the parsed `result` member, or how to get it: it is read only when the raw bound is near a budget.
  */
 export function measureForHost(
   profile: HostProfile,
-  result: Record<string, unknown>,
+  result: Record<string, unknown> | (() => Record<string, unknown>),
   channels: ResultChannels,
 ): HostResultSize {
   const raw = rawBound(channels, profile.channels);
@@ -128,7 +128,7 @@ export function measureForHost(
       lowerBound: false,
     }));
   } else {
-    const text = hostVisibleText(result, profile.channels);
+    const text = hostVisibleText(typeof result === 'function' ? result() : result, profile.channels);
     sizes = profile.budgets.map((b) => exactSize(text, b));
   }
   let share = 0;

@@ -4,13 +4,49 @@
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
+import { scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { Framing } from './framing.js';
-import { type JudgeContext, judgeMessage, judgeOversized } from './message-verdict.js';
+import {
+  type JudgeContext,
+  judgeMessage,
+  judgeOversized,
+  judgeScannedMessage,
+  type Verdict,
+} from './message-verdict.js';
 import { decodeUtf8 } from './sse-response.js';
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
 const HOLD: Framing = Object.freeze({ action: 'hold', toClient: [], toUpstream: [] }) as unknown as Framing;
+
+/**
+ * Where a body that came in several chunks is put together to be read. Reading is synchronous and keeps
+ * nothing of these bytes (the body is forwarded as its chunks), so one buffer serves every body: no
+ * allocation per body for the GC to collect (measured: a third fewer mark-compacts on 1 MiB bodies). It
+ * grows to the largest body held (at most the largest ceiling); past this size a body gets a buffer of
+ * its own, not kept.
+ */
+const SCRATCH_KEPT_BYTES = 64 * 1024 * 1024;
+let scratch: Buffer | undefined;
+
+/** The chunks as one contiguous view, valid until the next call (a chunk alone is used as it is). */
+function readableBody(chunks: readonly Uint8Array[], total: number): Buffer {
+  if (chunks.length === 1) {
+    const only = chunks[0]!;
+    return Buffer.from(only.buffer, only.byteOffset, only.byteLength);
+  }
+  let target = scratch;
+  if (target === undefined || target.length < total) {
+    target = Buffer.allocUnsafeSlow(total);
+    if (total <= SCRATCH_KEPT_BYTES) scratch = target;
+  }
+  let at = 0;
+  for (const chunk of chunks) {
+    target.set(chunk, at);
+    at += chunk.length;
+  }
+  return target.subarray(0, total);
+}
 
 export class JsonResponseInspector {
   readonly #chunks: Uint8Array[] = [];
@@ -56,18 +92,13 @@ export class JsonResponseInspector {
 
   /** The whole body arrived within the hold bound. */
   finish(): Framing {
-    const body = Buffer.concat(this.#chunks);
-    const parsed = parseJsonRpcBody(body);
-    if (!parsed.ok) {
-      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
-      return { action: 'forward', toClient: [body], toUpstream: [] };
-    }
-    const verdicts = parsed.messages.map((message) =>
-      judgeMessage(this.ctx, message.bytes, message.value, message),
-    );
-    // The common case: nothing changes and the body goes on as it came, never decoded to text.
-    if (verdicts.every((verdict) => verdict.action === 'forward'))
-      return { action: 'forward', toClient: [body], toUpstream: [] };
+    const body = readableBody(this.#chunks, this.#held);
+    // The common case: nothing changes and the body goes on as it came (its chunks), never decoded to text.
+    const asItCame: Uint8Array[] = this.#chunks.length === 1 ? [body] : this.#chunks.splice(0);
+    const read = this.#judge(body);
+    if (read === undefined || read.verdicts.every((verdict) => verdict.action === 'forward'))
+      return { action: 'forward', toClient: asItCame, toUpstream: [] };
+    const { parsed, verdicts } = read;
     const parts: string[] = [];
     const toUpstream: JsonRpcErrorMessage[] = [];
     verdicts.forEach((verdict, i) => {
@@ -83,6 +114,31 @@ export class JsonResponseInspector {
     });
     const replaced = parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? '');
     return { action: 'replace', toClient: [replaced], toUpstream };
+  }
+
+  /**
+   * Each message of the body judged: read from its bytes, or, for a body the scan does not read (not valid
+   * UTF-8 or JSON), parsed, which words the refusal (counted as unparsable: undefined).
+   */
+  #judge(
+    body: Uint8Array,
+  ): { parsed: { batch: boolean; messages: { bytes: Uint8Array }[] }; verdicts: Verdict[] } | undefined {
+    const scanned = scanJsonRpcBody(body);
+    if (scanned !== undefined) {
+      return {
+        parsed: scanned,
+        verdicts: scanned.messages.map((message) => judgeScannedMessage(this.ctx, message)),
+      };
+    }
+    const parsed = parseJsonRpcBody(body);
+    if (!parsed.ok) {
+      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
+      return undefined;
+    }
+    const verdicts = parsed.messages.map((message) =>
+      judgeMessage(this.ctx, message.bytes, message.value, message),
+    );
+    return { parsed, verdicts };
   }
 
   /**

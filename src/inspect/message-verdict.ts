@@ -3,7 +3,8 @@
 import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
 import { type Classified, classifyMessage } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
-import { estimateTokens, measureMessage } from '../core/measure.js';
+import { estimateTokens, measureMessage, measureScannedMessage } from '../core/measure.js';
+import type { ScannedMessage } from '../core/message-scan.js';
 import type {
   Direction,
   JsonRpcId,
@@ -17,7 +18,7 @@ import type {
 import { type HostJudgeContext, judgeHostBudget } from '../hosts/host-judge.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
-import { describedTools, hostOfRequest, toolAnswerError } from './tool-answers.js';
+import { describedTools, hostOfRequest, type ToolAnswerError, toolAnswerError } from './tool-answers.js';
 
 /** Everything needed to judge the messages of one exchange in one direction. */
 export interface JudgeContext {
@@ -174,29 +175,57 @@ export function judgeMessage(
   value: unknown,
   c: Classified = classifyMessage(value),
 ): Verdict {
+  return judgeHeld(
+    ctx,
+    c,
+    bytes.length,
+    (subject) => measureMessage(bytes, value, subject, c),
+    () => value,
+    toolAnswerError(c.kind, value),
+  );
+}
+
+/** judgeMessage for a message read by scanMessage: measured from its bytes, parsed only where a rare step needs its value. */
+export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage): Verdict {
+  const c = scan.classified;
+  const toolError =
+    c.kind === 'error' ? 'jsonrpc_error' : scan.result?.isError === true ? 'is_error' : undefined;
+  return judgeHeld(
+    ctx,
+    c,
+    scan.bytes.length,
+    (subject) => measureScannedMessage(scan, subject),
+    scan.value,
+    toolError,
+  );
+}
+
+function judgeHeld(
+  ctx: JudgeContext,
+  c: Classified,
+  bytes: number,
+  measure: (subject: MessageSubject) => MessageMeasurement,
+  value: () => unknown,
+  toolError: ToolAnswerError | undefined,
+): Verdict {
   const own: MessageSubject =
     ctx.direction === 'request'
-      ? { method: c.method, tool: c.tool, host: hostOfRequest(ctx, value, c.method) }
+      ? { method: c.method, tool: c.tool, host: hostOfRequest(ctx, value(), c.method) }
       : { method: c.method, tool: c.tool };
   const subject = subjectFor(ctx, c.kind, c.id, own);
-  const measurement = measureMessage(bytes, value, subject, c);
+  const measurement = measure(subject);
   ctx.observer.message(ctx.direction, measurement, subject);
   const answersToolCall = ctx.direction === 'response' && subject.method === 'tools/call';
   if (answersToolCall && (c.kind === 'result' || c.kind === 'error'))
-    ctx.observer.toolAnswered?.(subject.tool, toolAnswerError(c.kind, value));
+    ctx.observer.toolAnswered?.(subject.tool, toolError);
   // The server's own answer to tools/list names its real tools (the metrics keep their labels).
   if (ctx.direction === 'response' && c.kind === 'result' && subject.method === 'tools/list') {
-    ctx.observer.toolsListed?.(listedToolNames(value));
-    if (ctx.observer.toolsDescribed !== undefined) ctx.observer.toolsDescribed(describedTools(value));
+    const listing = value();
+    ctx.observer.toolsListed?.(listedToolNames(listing));
+    if (ctx.observer.toolsDescribed !== undefined) ctx.observer.toolsDescribed(describedTools(listing));
   }
   rememberRequest(ctx, c.kind, c.id, own);
-  const verdict = verdictFor(ctx, {
-    kind: c.kind,
-    id: c.id,
-    subject,
-    bytes: bytes.length,
-    bytesIsLowerBound: false,
-  });
+  const verdict = verdictFor(ctx, { kind: c.kind, id: c.id, subject, bytes, bytesIsLowerBound: false });
   if (verdict.action !== 'forward' || !answersToolCall || c.kind !== 'result' || ctx.hosts === undefined)
     return verdict;
   const replacement = judgeHostBudget(ctx.hosts, value, measurement, subject, c.id, (o) =>

@@ -2,9 +2,16 @@
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
 import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
+import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
 import { addToClient, type Framing, framing } from './framing.js';
-import { type JudgeContext, judgeMessage, judgeOversized, type Verdict } from './message-verdict.js';
+import {
+  type JudgeContext,
+  judgeMessage,
+  judgeOversized,
+  judgeScannedMessage,
+  type Verdict,
+} from './message-verdict.js';
 
 /** What one push gives the relay: the framing result shared with JSON bodies. */
 export type InspectorOutput = Framing;
@@ -210,6 +217,12 @@ export class SseResponseInspector {
   }
 
   #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: Framing): void {
+    // The common case, one message that is valid JSON, is read from its bytes; the rest is decoded and parsed.
+    const scanned = scanSingleMessage(data);
+    if (scanned !== undefined) {
+      this.#apply(judgeScannedMessage(this.ctx, scanned), raw, eventId, out);
+      return;
+    }
     const parsed = parseJson(data);
     if (parsed === undefined) {
       this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');

@@ -49,14 +49,24 @@ export class ClientResponse {
       for (const name of Object.keys(headers)) this.raw.setHeader(name, headers[name]!);
   }
 
-  /** Sends a whole body (one write: status line, headers and body together). */
-  sendWhole(body: Uint8Array | string, status?: number): void {
+  /**
+   * Sends a whole body: one write for one piece (status line, headers and body together); a held body
+   * that came in several chunks goes on as those chunks, corked into as few writes, never copied into one.
+   */
+  sendWhole(body: Uint8Array | string | readonly (Uint8Array | string)[], status?: number): void {
     this.start(status);
-    this.raw.setHeader(
-      'content-length',
-      typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
-    );
-    this.raw.end(body);
+    const pieces = typeof body === 'string' || !Array.isArray(body) ? [body as Uint8Array | string] : body;
+    let length = 0;
+    for (const piece of pieces)
+      length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength;
+    this.raw.setHeader('content-length', length);
+    if (pieces.length === 1) {
+      this.raw.end(pieces[0]);
+      return;
+    }
+    this.raw.cork();
+    for (const piece of pieces) this.raw.write(piece);
+    this.raw.end();
   }
 
   /** Sends an answer of the edge's own in place of the upstream's; upstream headers of another body go. */

@@ -52,8 +52,7 @@ export function relayJson(
   /** The whole answer at once: the upstream's status for its bytes, 200 for the edge's own error. */
   const sendWhole = (out: Framing) => {
     answerUpstream(ctx, exchange, out.toUpstream);
-    const body = out.toClient.length === 1 ? out.toClient[0]! : Buffer.concat(out.toClient.map(Buffer.from));
-    client.sendWhole(body, out.action === 'forward' ? undefined : 200);
+    client.sendWhole(out.toClient, out.action === 'forward' ? undefined : 200);
   };
   const onData = (chunk: Buffer) => {
     silence.touch();

@@ -274,6 +274,32 @@ describe('byte-exact forwarding', () => {
     expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
   });
 
+  it('forwards a JSON body that arrives in many reads byte for byte, with its content-length', async () => {
+    const text = 'é "quoted" \\ 😀 '.repeat(4000);
+    const body = JSON.stringify({ result: { content: [{ type: 'text', text }] }, jsonrpc: '2.0', id: 1 });
+    const bytes = Buffer.from(body, 'utf8');
+    // Cut anywhere, inside multi-byte characters too, each piece its own write after a pause.
+    const pieces: RawReply['chunks'] = [];
+    for (let at = 0; at < bytes.length; at += 7919)
+      pieces.push(bytes.subarray(at, at + 7919), { delayMs: 2 });
+    const upstream = track(
+      await startRawUpstream(() => ({
+        status: 200,
+        headers: { 'content-type': 'application/json', 'content-length': bytes.length },
+        chunks: pieces,
+      })),
+    );
+    const edge = track(await startTestEdge(upstream.url));
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}',
+    });
+    const received = Buffer.from(await res.arrayBuffer());
+    expect(received.equals(bytes)).toBe(true);
+    expect(res.headers.get('content-length')).toBe(String(bytes.length));
+  });
+
   it('streams SSE events as they come, not when the stream ends', async () => {
     const upstream = track(
       await startRawUpstream(() => ({
