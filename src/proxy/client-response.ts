@@ -148,11 +148,13 @@ export class CoalescedWriter {
     }
     this.raw.cork();
     const more = this.#writePending();
-    this.raw.uncork();
+    // Listen before uncorking: the socket may take it all at once and emit 'drain' inside uncork() (it does
+    // on Node 24), and a listener added after it would wait forever, the upstream paused, the client too.
     if (!more) {
       this.pause();
       this.raw.once('drain', this.resume);
     }
+    this.raw.uncork();
   }
 
   #writePending(): boolean {

@@ -48,32 +48,41 @@ describe('stdio upstream: memory and shutdown, with mcp-edge as its own process'
     const sampler = setInterval(() => {
       peak = Math.max(peak, procStatusBytes(handle.pid, 'VmRSS'));
     }, 10);
-    const started = Date.now();
-    const refused = await client
-      .callTool({ name: 'huge_line', arguments: { bytes: 1024 * MiB } }, undefined, { timeout: 120_000 })
-      .catch((err: unknown) => err);
-    const refusedAfterMs = Date.now() - started;
-    expect(refused).toBeInstanceOf(McpError);
-    expect((refused as McpError).data).toMatchObject({
-      reason: 'limit_exceeded',
-      limit: 'response.maxMessageBytes',
-      limitBytes: 4 * MiB,
-      tool: 'huge_line',
-    });
-    // The next call's answer comes after the rest of the line has streamed by (and been discarded).
-    const next = await client.callTool({ name: 'echo', arguments: { text: 'still here' } }, undefined, {
-      timeout: 120_000,
-    });
-    const drainedAfterMs = Date.now() - started;
+    /** One oversized line through the edge: the caller's limit error, then a call that still works. */
+    const hugeLine = async (mib: number) => {
+      const started = Date.now();
+      const refused = await client
+        .callTool({ name: 'huge_line', arguments: { bytes: mib * MiB } }, undefined, { timeout: 120_000 })
+        .catch((err: unknown) => err);
+      const refusedAfterMs = Date.now() - started;
+      expect(refused).toBeInstanceOf(McpError);
+      expect((refused as McpError).data).toMatchObject({
+        reason: 'limit_exceeded',
+        limit: 'response.maxMessageBytes',
+        limitBytes: 4 * MiB,
+        tool: 'huge_line',
+      });
+      // The next call's answer comes after the rest of the line has streamed by (and been discarded).
+      const next = await client.callTool({ name: 'echo', arguments: { text: 'still here' } }, undefined, {
+        timeout: 120_000,
+      });
+      expect(textOf(next)).toBe('still here');
+      peak = Math.max(peak, procStatusBytes(handle.pid, 'VmRSS'));
+      const grew = peak - before;
+      process.stdout.write(
+        `${mib} MiB line vs 4 MiB ceiling (node ${process.versions.node}): refused after ${refusedAfterMs} ms, drained after ${Date.now() - started} ms, edge RSS ${(before / MiB).toFixed(1)} MiB -> peak ${(peak / MiB).toFixed(1)} MiB (+${(grew / MiB).toFixed(1)} MiB)\n`,
+      );
+      return grew;
+    };
+    const afterQuarter = await hugeLine(256);
+    const afterWhole = await hugeLine(1024);
     clearInterval(sampler);
-    peak = Math.max(peak, procStatusBytes(handle.pid, 'VmRSS'));
-    expect(textOf(next)).toBe('still here');
-    const grew = peak - before;
-    process.stdout.write(
-      `1 GiB line vs 4 MiB ceiling: refused after ${refusedAfterMs} ms, line drained after ${drainedAfterMs} ms, edge RSS ${(before / MiB).toFixed(1)} MiB -> peak ${(peak / MiB).toFixed(1)} MiB (+${(grew / MiB).toFixed(1)} MiB)\n`,
-    );
-    // O(ceiling): a few ceilings' worth (the framer's hold, the relay's, pipe chunks), never the line.
-    expect(grew).toBeLessThan(64 * MiB);
+    // O(ceiling), not O(line): four times the line adds no more than noise to the peak. What stays is the
+    // framer's hold, the relay's, pipe chunks and the garbage of a line streamed by at ~2 GB/s before GC
+    // collects it: +38 MiB on Node 20, +110-140 MiB on Node 24 (its GC lets more garbage pile up), either
+    // way the same for a 256 MiB, 1 GiB or 3 GiB line.
+    expect(afterWhole - afterQuarter).toBeLessThan(96 * MiB);
+    expect(afterWhole).toBeLessThan(192 * MiB);
   }, 180_000);
 
   it('SIGTERM: the in-flight call finishes, then every child and grandchild is gone (by PID)', async () => {
