@@ -631,10 +631,17 @@ export function measureMessage(
   answers?: MessageSubject,
   classified: Classified = classifyMessage(value),
 ): MessageMeasurement {
-  const { kind, id, method, tool } = classified;
-  const envelopeBytes = bytes.length;
-  const toolResult = toolResultOf(kind, value, answers);
+  const toolResult = toolResultOf(classified.kind, value, answers);
   const measured = toolResult === undefined ? undefined : measureToolResult(bytes, toolResult);
+  return measurementOf(classified, bytes.length, measured);
+}
+
+/** A message's measurement from its classification, its size and, for a tool result, its channels. */
+function measurementOf(
+  { kind, id, method, tool }: Classified,
+  envelopeBytes: number,
+  measured: { channels: ResultChannels; duplicatedBytes: number } | undefined,
+): MessageMeasurement {
   return {
     envelopeBytes,
     kind,
@@ -757,21 +764,10 @@ function measureScannedToolResult(
  * no JSON.parse of the message).
  */
 export function measureScannedMessage(scan: ScannedMessage, answers?: MessageSubject): MessageMeasurement {
-  const { kind, id, method, tool } = scan.classified;
-  const envelopeBytes = scan.bytes.length;
   const result = scan.result;
   const measured =
-    result !== undefined && isToolResult(kind, result.contentIsArray, answers)
+    result !== undefined && isToolResult(scan.classified.kind, result.contentIsArray, answers)
       ? measureScannedToolResult(scan.bytes, result)
       : undefined;
-  return {
-    envelopeBytes,
-    kind,
-    id,
-    method,
-    tool,
-    channels: measured?.channels,
-    duplicatedBytes: measured?.duplicatedBytes ?? 0,
-    estimatedTokens: estimateTokens(envelopeBytes),
-  };
+  return measurementOf(scan.classified, scan.bytes.length, measured);
 }

@@ -57,6 +57,24 @@ export async function startTestEdge(
   } else {
     loaded = parseConfigText(text, 'test.yaml', {});
   }
+  const log = capturedLog();
+  const running = await startEdge(loaded, createLogger('info', log.sink), { watch: extra.fromFile === true });
+  return {
+    ...running,
+    configFile,
+    get logs() {
+      return log.records();
+    },
+    logText: log.text,
+  };
+}
+
+/** A log sink for an edge under test: its JSON lines, kept to be read back. */
+export function capturedLog(): {
+  sink: Writable;
+  records: () => Record<string, unknown>[];
+  text: () => string;
+} {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -69,13 +87,9 @@ export async function startTestEdge(
       callback();
     },
   });
-  const running = await startEdge(loaded, createLogger('info', sink), { watch: extra.fromFile === true });
   return {
-    ...running,
-    configFile,
-    get logs() {
-      return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    },
-    logText: () => lines.join('\n'),
+    sink,
+    records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+    text: () => lines.join('\n'),
   };
 }

@@ -1,11 +1,11 @@
 // Starts a real mcp-edge in the test process with a stdio upstream (a real server it spawns), its log
 // lines captured, and the commands of the stdio servers the tests use.
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { parseConfigText } from '../../src/config/load.js';
 import { createLogger, type RunningEdge, startEdge } from '../../src/run.js';
 import type { StdioUpstream } from '../../src/upstream/stdio-upstream.js';
 import { REPO_ROOT } from './processes.js';
+import { capturedLog } from './start-edge.js';
 
 const NODE = process.execPath;
 const bin = (path: string) => join(REPO_ROOT, 'node_modules', path);
@@ -52,25 +52,14 @@ export async function startStdioEdge(
   options: StdioEdgeOptions = {},
 ): Promise<StdioTestEdge> {
   const loaded = parseConfigText(stdioEdgeYaml(command, options), 'stdio-test.yaml', {});
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(
-        ...chunk
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l !== ''),
-      );
-      callback();
-    },
-  });
-  const running = await startEdge(loaded, createLogger('info', sink), { watch: false });
+  const log = capturedLog();
+  const running = await startEdge(loaded, createLogger('info', log.sink), { watch: false });
   return {
     ...running,
     upstream: running.upstream as StdioUpstream,
     get logs() {
-      return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      return log.records();
     },
-    logText: () => lines.join('\n'),
+    logText: log.text,
   };
 }
