@@ -4,35 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
+import { sample, samples } from '../support/exposition.js';
 import { trackHandles } from '../support/handles.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startV2Server } from '../support/sdk-v2-server.js';
 import { startTestEdge } from '../support/start-edge.js';
 
 const { track } = trackHandles();
-
-/** Reads one sample's value from a text exposition: name plus a subset of its labels. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const body = line.slice(name.length + 1, line.lastIndexOf('}'));
-    const found = Object.fromEntries([...body.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v))
-      return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return undefined;
-}
-
-function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
-  const out: { labels: Record<string, string>; value: number }[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const body = line.slice(name.length + 1, line.lastIndexOf('}'));
-    const labels = Object.fromEntries([...body.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-    out.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
-  }
-  return out;
-}
 
 /** Log-like lines: about 60,000 tokens and 200,000 characters, over Claude Code's and Gemini CLI's budgets. */
 const LOG_TEXT = Array.from(

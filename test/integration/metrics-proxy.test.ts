@@ -2,6 +2,7 @@
 // edge's metrics listener, and a real Prometheus scraping it.
 import { describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
+import { sample } from '../support/exposition.js';
 import { trackHandles } from '../support/handles.js';
 import { startPrometheus, type VectorSample } from '../support/prometheus.js';
 import { type RawReply, startRawUpstream } from '../support/raw-upstream.js';
@@ -11,18 +12,6 @@ import { startTestEdge } from '../support/start-edge.js';
 const { track } = trackHandles();
 
 const KiB = 1024;
-
-/** Reads one sample's value from a text exposition: name plus a subset of its labels. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const body = line.slice(name.length + 1, line.lastIndexOf('}'));
-    const found = Object.fromEntries([...body.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v))
-      return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return undefined;
-}
 
 const TENANTS = `
 limits: { response: { maxMessageBytes: 64KiB }, tools: { export_report: { response: { maxMessageBytes: 1MiB } } } }
