@@ -308,9 +308,9 @@ class Harness {
     const port = await freePort();
     let proc: Proc;
     let metricsUrl: string | undefined;
-    // BENCH_CPU_PROF profiles the two Node proxies whose difference the targets are about.
+    // BENCH_CPU_PROF profiles the Node proxies whose difference the targets are about (and the baseline build).
     const profile =
-      SETTINGS.cpuProfDir !== undefined && (id === 'edge-enforce' || id === 'bare')
+      SETTINGS.cpuProfDir !== undefined && (id === 'edge-enforce' || id === 'edge-baseline' || id === 'bare')
         ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir, '--cpu-prof-name', `${id}-${port}.cpuprofile`]
         : [];
     if (id === 'bare') {
