@@ -472,6 +472,9 @@ const stdioSchema = z.strictObject({
   maxProcesses: z.number().int().min(1).default(64),
   // After SIGTERM, how long a child has to exit before SIGKILL.
   killGrace: durationSchema.default(5_000),
+  // false: every call is answered as an SSE stream, as the MCP SDK's Streamable HTTP server answers.
+  // true: a POST of one request whose answer comes first gets it as an application/json body (fewer bytes).
+  jsonResponse: z.boolean().default(false),
 });
 
 /** Exactly one of upstream.url and upstream.stdio. */

@@ -150,6 +150,16 @@ export function isEventStream(contentType: unknown): boolean {
   return mediaType(contentType) === 'text/event-stream';
 }
 
+/** Does an Accept header let the answer be an SSE stream? (No header, or a range that covers text/event-stream.) */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  if (accept === undefined) return true;
+  return accept.split(',').some((range) => {
+    const type = mediaType(range);
+    const covers = type === 'text/event-stream' || type === 'text/*' || type === '*/*';
+    return covers && !/;\s*q\s*=\s*0(\.0*)?\s*(;|$)/i.test(range);
+  });
+}
+
 export function isJson(contentType: unknown): boolean {
   const type = mediaType(contentType);
   return type === 'application/json' || type.endsWith('+json');

@@ -21,8 +21,11 @@ export interface StdioCall {
   /** Ids (idKey) still unanswered. */
   readonly waiting: Map<string, JsonRpcId>;
   readonly progressTokens: ReadonlySet<string>;
-  /** The exchange may be answered with a JSON body: one request, and its answer comes first. */
-  readonly single: boolean;
+  /**
+   * The exchange may be answered with a JSON body when its answer comes first: one request, and either
+   * upstream.stdio.jsonResponse or a client that does not accept SSE.
+   */
+  readonly mayAnswerJson: boolean;
   /** Enforce or observe: an oversized line whose id came last can only be forwarded whole in enforce mode. */
   readonly enforce: boolean;
   /** Starts the answer: status, headers and the body stream go to the relays. */

@@ -1,8 +1,7 @@
-// One stdio MCP server process and the calls waiting on it. Its stdout is framed into lines (bounded:
+// The calls waiting on one stdio MCP server (its process: stdio-process.ts). Its stdout is framed into lines (bounded:
 // src/core/stdio-lines.ts), each line routed to the call that asked (by JSON-RPC id, or progress token) or
 // to the session's GET stream; what a call receives is the child's line, byte for byte, as a JSON body or
 // as SSE `data:` events. The relays measure and judge it as they would an HTTP upstream's answer.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
@@ -22,8 +21,7 @@ import {
   type StdioCall,
   undeliverable,
 } from './stdio-call.js';
-import { stdioProgramName } from './stdio-command.js';
-import { StderrLog } from './stdio-stderr.js';
+import { StdioProcess } from './stdio-process.js';
 
 export interface ChildOptions {
   spec: StdioUpstreamConfig;
@@ -40,8 +38,7 @@ export interface ChildOptions {
 }
 
 export class StdioChild {
-  readonly program: string;
-  private readonly proc: ChildProcess;
+  private readonly process: StdioProcess;
   private readonly framer: LineFramer;
   private readonly calls = new Map<string, StdioCall>();
   /** Calls whose ids are in use by another call of this child (a sessionless pool): admitted in order. */
@@ -58,51 +55,27 @@ export class StdioChild {
     | undefined;
   private exited: string | undefined;
   private stopping = false;
-  private startFailed: string | undefined;
-  private readonly exitPromise: Promise<void>;
   lastActivity = Date.now();
 
   constructor(private readonly options: ChildOptions) {
-    const { spec } = options;
-    this.program = stdioProgramName(spec.command[0] ?? '');
     this.framer = new LineFramer(options.holdBytes);
-    // Its own process group, so SIGTERM/SIGKILL reach what it started too (npx runs the server as a grandchild).
-    this.proc = spawn(spec.command[0] ?? '', spec.command.slice(1), {
+    this.process = new StdioProcess({
+      spec: options.spec,
       env: options.env,
-      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-      shell: false,
-    });
-    const stderr = new StderrLog(options.log, { session: options.sessionId, program: this.program });
-    this.proc.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    this.proc.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
-    this.proc.stdin?.on('error', () => {}); // EPIPE once the child is gone: its exit tells the calls.
-    this.proc.once('spawn', () => options.onSpawn());
-    this.exitPromise = new Promise((resolve) => {
-      this.proc.once('error', (err: NodeJS.ErrnoException) => {
-        this.startFailed = `could not start "${this.program}": ${err.code ?? err.message}`;
-        options.log.error(
-          { session: options.sessionId, program: this.program, err: err.message },
-          this.startFailed,
-        );
-        this.ended(this.startFailed);
-        resolve();
-      });
-      this.proc.once('exit', (code, signal) => {
-        stderr.flush();
-        this.ended(
-          signal !== null
-            ? `the MCP server (${this.program}) was ended by ${signal}`
-            : `the MCP server (${this.program}) exited with code ${code}`,
-        );
-        resolve();
-      });
+      log: options.log,
+      sessionId: options.sessionId,
+      onStdout: (chunk) => this.onStdout(chunk),
+      onSpawn: options.onSpawn,
+      onEnd: (detail) => this.ended(detail),
     });
   }
 
+  get program(): string {
+    return this.process.program;
+  }
+
   get pid(): number | undefined {
-    return this.proc.pid;
+    return this.process.pid;
   }
 
   /** Running and not being ended: a session whose child is stopping is gone for its client. */
@@ -112,7 +85,7 @@ export class StdioChild {
 
   /** Why it could not be started (a bad command), if so. */
   get failedToStart(): string | undefined {
-    return this.startFailed;
+    return this.process.startFailed;
   }
 
   get inFlight(): number {
@@ -121,8 +94,9 @@ export class StdioChild {
 
   /** Can another request be written now? A child that stopped reading stdin holds at most STDIN_BACKLOG_BYTES. */
   get acceptsInput(): boolean {
-    const stdin = this.proc.stdin;
-    return stdin !== null && !stdin.destroyed && stdin.writableLength < STDIN_BACKLOG_BYTES;
+    if (this.exited !== undefined) return true; // start() answers the call with how the child ended
+    const stdin = this.process.stdin;
+    return stdin !== undefined && stdin.writableLength < STDIN_BACKLOG_BYTES;
   }
 
   setHoldBytes(bytes: number): void {
@@ -147,8 +121,8 @@ export class StdioChild {
   /** Lines that wait for no answer (notifications, the client's responses to the child's requests). */
   write(lines: Uint8Array[]): void {
     this.lastActivity = Date.now();
-    const stdin = this.proc.stdin;
-    if (stdin === null || stdin.destroyed || this.exited !== undefined) return;
+    const stdin = this.process.stdin;
+    if (stdin === undefined || this.exited !== undefined) return;
     for (const line of lines) {
       stdin.write(line);
       stdin.write('\n');
@@ -185,29 +159,7 @@ export class StdioChild {
   /** Ends the child: stdin closed, SIGTERM to its process group, SIGKILL after the grace. */
   async stop(reason: string): Promise<void> {
     this.stopping = true;
-    if (this.exited === undefined && this.proc.pid !== undefined) {
-      this.options.log.info(
-        { session: this.options.sessionId, program: this.program, reason },
-        'ending a stdio MCP server',
-      );
-      this.proc.stdin?.end();
-      this.signal('SIGTERM');
-      const timer = setTimeout(() => this.signal('SIGKILL'), this.options.spec.killGrace || 1);
-      await this.exitPromise;
-      clearTimeout(timer);
-    }
-    // The group may outlive the leader (a grandchild that ignores SIGTERM): nothing of it stays behind.
-    this.signal('SIGKILL');
-  }
-
-  private signal(signal: NodeJS.Signals): void {
-    const pid = this.proc.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // Already gone.
-    }
+    await this.process.stop(reason);
   }
 
   private ended(detail: string): void {
@@ -225,7 +177,7 @@ export class StdioChild {
   private answerLost(call: StdioCall, detail: string): void {
     const ids = [...call.waiting.values()];
     call.waiting.clear();
-    if (call.answer === undefined && this.startFailed !== undefined) {
+    if (call.answer === undefined && this.process.startFailed !== undefined) {
       call.fail('unreachable', detail);
       return;
     }
@@ -234,7 +186,7 @@ export class StdioChild {
       return;
     }
     const lines = ids.map((id) => Buffer.from(JSON.stringify(lostResponseMessage(id, detail))));
-    if (call.answer === undefined && lines.length === 1) {
+    if (call.answer === undefined && lines.length === 1 && call.mayAnswerJson) {
       this.openAnswer(call, false).end(lines[0]);
       return;
     }
@@ -254,7 +206,7 @@ export class StdioChild {
 
   /** A slow client holds the child's output (paused on a full stream), not the edge's memory. */
   private flowing(stream: PassThrough): PassThrough {
-    const resume = () => this.proc.stdout?.resume();
+    const resume = () => this.process.resumeOutput();
     stream.on('drain', resume);
     stream.once('close', resume);
     return stream;
@@ -297,6 +249,10 @@ export class StdioChild {
       case 'overflow-end': {
         const overflow = this.overflow;
         this.overflow = undefined;
+        // The answer of an abandoned call (refused as it crossed the ceiling) has come: its id is no longer
+        // one that might still come, or every later oversized line would wait for its own end.
+        if (event.envelope.method === undefined && event.envelope.id !== undefined)
+          this.abandoned.delete(idKey(event.envelope.id));
         if (overflow === undefined) return;
         if (overflow.stream !== undefined && overflow.call === undefined) {
           this.forward(overflow.stream, EVENT_END);
@@ -379,7 +335,7 @@ export class StdioChild {
   private eventStart(call: StdioCall, envelope: LineEnvelope): PassThrough {
     const isAnswer = envelope.method === undefined;
     if (call.answer === undefined) {
-      const sse = !(call.single && isAnswer);
+      const sse = !(call.mayAnswerJson && isAnswer);
       const stream = this.openAnswer(call, sse);
       if (sse) this.forward(stream, DATA);
       return stream;
@@ -404,7 +360,7 @@ export class StdioChild {
 
   private forward(stream: PassThrough, bytes: Uint8Array): void {
     if (stream.destroyed || stream.writableEnded) return;
-    if (!stream.write(bytes)) this.proc.stdout?.pause();
+    if (!stream.write(bytes)) this.process.pauseOutput();
   }
 
   private admitBlocked(): void {

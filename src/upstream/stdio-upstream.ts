@@ -16,7 +16,7 @@ import { idKey } from '../inspect/pending-requests.js';
 import { exchangeOf } from '../proxy/edge-context.js';
 import { sendEdgeError } from '../proxy/edge-error.js';
 import { type Exchange, holdBounds } from '../proxy/exchange.js';
-import { clientResponseHeaders, headerValue } from '../proxy/headers.js';
+import { acceptsEventStream, clientResponseHeaders, headerValue } from '../proxy/headers.js';
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
@@ -297,7 +297,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     return {
       waiting,
       progressTokens: progressTokensOf(body),
-      single: ids.length === 1,
+      mayAnswerJson:
+        ids.length === 1 &&
+        (spec.jsonResponse || !acceptsEventStream(headerValue(request.headers, 'accept'))),
       enforce: exchange.mode === 'enforce',
       open: (statusCode, headers, stream: PassThrough) =>
         deliver(sink, request, reply, statusCode, headers, stream),

@@ -187,6 +187,29 @@ describe('stdio upstream: sessions and faults', () => {
     expect(summary?.suppressedLines).toBeGreaterThan(4800);
   });
 
+  it('refuses every oversized line of a session while it streams, not at its end (id written last)', async () => {
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        yaml: 'limits: { response: { maxMessageBytes: 4MiB } }',
+      }),
+    );
+    const connected = track(await connectV1Client(edge.url));
+    // Each line stalls 3 s after its first 8 MiB: an error that waited for the line's end (and its id) would
+    // come after the stall; one given as the line crosses 4 MiB comes before it.
+    for (const round of [1, 2, 3]) {
+      const started = Date.now();
+      const refused = await connected.client
+        .callTool({ name: 'huge_line', arguments: { bytes: 16 * 1024 * 1024, stallMs: 3000 } })
+        .catch((err: unknown) => err);
+      const refusedAfterMs = Date.now() - started;
+      expect(refused, `round ${round}`).toBeInstanceOf(McpError);
+      expect((refused as McpError).data).toMatchObject({ reason: 'limit_exceeded', tool: 'huge_line' });
+      expect(refusedAfterMs, `round ${round}: refused after ${refusedAfterMs} ms`).toBeLessThan(2500);
+      const next = await connected.client.callTool({ name: 'echo', arguments: { text: `after ${round}` } });
+      expect(textOf(next)).toBe(`after ${round}`);
+    }
+  }, 60_000);
+
   it('a child that stops reading its stdin: the edge stops writing past its backlog and answers 504', async () => {
     const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
     const connected = track(await connectV1Client(edge.url));

@@ -1,6 +1,10 @@
 // The headers a request carries upstream: what the edge believes from whom, and what stops at the edge.
 import { describe, expect, it } from 'vitest';
-import { type UpstreamRequestHeaderOptions, upstreamRequestHeaders } from '../../src/proxy/headers.js';
+import {
+  acceptsEventStream,
+  type UpstreamRequestHeaderOptions,
+  upstreamRequestHeaders,
+} from '../../src/proxy/headers.js';
 
 const BASE: UpstreamRequestHeaderOptions = {
   preserveHost: false,
@@ -98,5 +102,22 @@ describe('what stops at the edge', () => {
     expect(headers.authorization).toBe('Basic dTpw');
     const none = upstreamRequestHeaders({ authorization: 'Bearer client-token' }, 'h', BASE);
     expect(none.authorization).toBe('Bearer client-token');
+  });
+});
+
+describe('whether a client takes an SSE answer (Accept)', () => {
+  it('takes one when it lists text/event-stream, a range covering it, or sends no Accept', () => {
+    expect(acceptsEventStream('application/json, text/event-stream')).toBe(true);
+    expect(acceptsEventStream('Text/Event-Stream;q=0.9')).toBe(true);
+    expect(acceptsEventStream('text/*')).toBe(true);
+    expect(acceptsEventStream('*/*')).toBe(true);
+    expect(acceptsEventStream(undefined)).toBe(true);
+  });
+
+  it('does not when it lists only other types', () => {
+    expect(acceptsEventStream('application/json')).toBe(false);
+    expect(acceptsEventStream('application/json, text/plain')).toBe(false);
+    expect(acceptsEventStream('')).toBe(false);
+    expect(acceptsEventStream('application/json, text/event-stream;q=0')).toBe(false);
   });
 });

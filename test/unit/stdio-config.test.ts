@@ -28,6 +28,7 @@ describe('upstream.stdio', () => {
       idleTimeout: 15 * 60_000,
       maxProcesses: 64,
       killGrace: 5000,
+      jsonResponse: false,
     });
   });
 
