@@ -5,7 +5,7 @@
 //
 //   node dist/bench/bench/stdio.js [--json]     (after npm run build && tsc -p bench/tsconfig.json)
 // Settings (environment): BENCH_STDIO_ROUNDS (3), BENCH_STDIO_SECONDS (5), BENCH_STDIO_CONCURRENCY (8),
-// BENCH_STDIO_SESSIONS (20), BENCH_STDIO_HUGE (1: run the 1 GiB line; 0 skips it).
+// BENCH_STDIO_SESSIONS (100), BENCH_STDIO_HUGE (1: run the 1 GiB line; 0 skips it).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -35,7 +35,8 @@ const SETTINGS = {
   rounds: envNumber('BENCH_STDIO_ROUNDS', 3),
   seconds: envNumber('BENCH_STDIO_SECONDS', 5),
   concurrency: envNumber('BENCH_STDIO_CONCURRENCY', 8),
-  sessions: envNumber('BENCH_STDIO_SESSIONS', 20),
+  sessions: envNumber('BENCH_STDIO_SESSIONS', 100),
+  idleSettleMs: envNumber('BENCH_STDIO_SETTLE_MS', 8000),
   huge: envNumber('BENCH_STDIO_HUGE', 1) > 0,
 };
 
@@ -234,23 +235,56 @@ async function load(gateway: Gateway, seconds: number, concurrency: number): Pro
 interface IdleRow {
   gateway: GatewayId;
   sessions: number;
+  /** The least-squares slope of the gateway's RSS over the checkpoints: what one more session costs. */
   gatewayRssKiBPerSession: number;
   gatewayRssMiBBefore: number;
   gatewayRssMiBAfter: number;
+  /** [sessions open, gateway RSS KiB] at each checkpoint. */
+  checkpoints: [number, number][];
 }
 
+/** Sessions opened (and kept) before the first checkpoint: code paths compiled, startup garbage collected. */
+const IDLE_WARM_SESSIONS = 10;
+const IDLE_CHECKPOINTS = 5;
+
+function slope(points: readonly [number, number][]): number {
+  const n = points.length;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/**
+ * What an idle session costs the gateway: RSS at checkpoints while sessions are opened and kept, after a
+ * warm-up, and the slope through them. A fresh process's RSS first falls as its startup garbage is collected,
+ * so a plain after-minus-before over a few sessions is mostly noise (it came out negative on both sides).
+ */
 async function idleSessions(gateway: Gateway, count: number): Promise<IdleRow> {
-  await sleep(1000);
-  const before = ownStatus(gateway.proc.pid).rssKiB;
-  for (let i = 0; i < count; i++) await openSession(gateway.url);
-  await sleep(3000);
-  const after = ownStatus(gateway.proc.pid).rssKiB;
+  let open = 0;
+  const openUpTo = async (target: number) => {
+    for (; open < target; open++) await openSession(gateway.url);
+  };
+  await openUpTo(IDLE_WARM_SESSIONS);
+  const checkpoints: [number, number][] = [];
+  for (let k = 0; k < IDLE_CHECKPOINTS; k++) {
+    await openUpTo(IDLE_WARM_SESSIONS + Math.round((count * k) / (IDLE_CHECKPOINTS - 1)));
+    await sleep(SETTINGS.idleSettleMs);
+    checkpoints.push([open, ownStatus(gateway.proc.pid).rssKiB]);
+    process.stderr.write(`  ${gateway.id}: ${open} sessions, RSS ${checkpoints.at(-1)![1]} KiB\n`);
+  }
   return {
     gateway: gateway.id,
     sessions: count,
-    gatewayRssKiBPerSession: (after - before) / count,
-    gatewayRssMiBBefore: before / 1024,
-    gatewayRssMiBAfter: after / 1024,
+    gatewayRssKiBPerSession: slope(checkpoints),
+    gatewayRssMiBBefore: checkpoints[0]![1] / 1024,
+    gatewayRssMiBAfter: checkpoints[checkpoints.length - 1]![1] / 1024,
+    checkpoints,
   };
 }
 
@@ -395,7 +429,7 @@ async function main(): Promise<void> {
     ),
     ...idle.map(
       (r) =>
-        `  idle sessions      ${r.gateway.padEnd(12)}  ${r.gatewayRssKiBPerSession.toFixed(0).padStart(6)} KiB gateway RSS/session (${r.sessions} sessions: ${r.gatewayRssMiBBefore.toFixed(1)} -> ${r.gatewayRssMiBAfter.toFixed(1)} MiB; children apart)`,
+        `  idle sessions      ${r.gateway.padEnd(12)}  ${r.gatewayRssKiBPerSession.toFixed(0).padStart(6)} KiB gateway RSS/session (slope over ${r.sessions} sessions after ${IDLE_WARM_SESSIONS}: ${r.gatewayRssMiBBefore.toFixed(1)} -> ${r.gatewayRssMiBAfter.toFixed(1)} MiB; children apart)`,
     ),
     ...huge.map(
       (r) =>
