@@ -551,6 +551,15 @@ function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): void {
       });
     }
   });
+  for (const tenant of Object.keys(recordAt(config, 'hostBudgets', 'tenants') ?? {})) {
+    if (tenant !== 'default' && !isDefined(tenant)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hostBudgets', 'tenants', tenant],
+        message: `tenant "${tenant}" is not defined under tenants`,
+      });
+    }
+  }
   const listen = recordAt(config, 'listen');
   checkOAuthAndCors(config, typeof listen?.path === 'string' ? listen.path : '/mcp', ctx);
   const metrics = recordAt(config, 'metrics');

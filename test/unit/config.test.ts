@@ -505,6 +505,26 @@ describe('invalid files name the key path and the line', () => {
     ]);
   });
 
+  it('refuses hostBudgets for a tenant that is not defined (a typo would leave the tenant on the default)', () => {
+    const problem = onlyProblem(
+      yaml(
+        ...UPSTREAM,
+        'hostBudgets:',
+        '  tenants:',
+        '    default: { action: refuse }',
+        '    acme: { action: refuse }',
+        '    acme-typo: { action: refuse }',
+        'tenants:',
+        '  acme: {}',
+      ),
+    );
+    expect(problem).toMatchObject({
+      keyPath: 'hostBudgets.tenants.acme-typo',
+      line: 7,
+      reason: 'tenant "acme-typo" is not defined under tenants',
+    });
+  });
+
   it('accepts the implicit tenant "default" without an entry', () => {
     expect(
       parseConfigText(yaml(...UPSTREAM, 'tenancy: { default: default }'), 'edge.yaml', {}).config.tenancy
