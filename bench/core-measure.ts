@@ -1,4 +1,6 @@
-// Non-asserting micro-benchmark: throughput of measureMessage against one JSON.parse of the same message.
+// Non-asserting micro-benchmark: throughput of measuring a message against one JSON.parse of the same message,
+// both ways the edge measures: measureMessage over a parsed value (requests), and scanMessage +
+// measureScannedMessage over the bytes alone (responses: no decode, no JSON.parse).
 // Run: npx tsx bench/core-measure.ts   (BENCH_ROUNDS=n for more rounds; --json prints the rows as JSON)
 // bench/run.ts runs it in a child process (`--json`) as the harness's core micro-benchmark.
 //
@@ -7,7 +9,8 @@
 // measure runs are interleaved round by round and the median ratio is reported, so a busy machine skews both alike.
 
 import { pathToFileURL } from 'node:url';
-import { measureMessage } from '../src/core/measure.js';
+import { measureMessage, measureScannedMessage } from '../src/core/measure.js';
+import { scanMessage } from '../src/core/message-scan.js';
 
 type Alphabet = 'ascii' | 'cjk+emoji';
 type Shape = 'text' | 'structured+compact-copy' | 'structured+pretty-copy';
@@ -124,6 +127,9 @@ export interface CoreMeasureRow {
   measureMBps: number;
   /** Median over rounds of (measure time / parse time) for the same message. */
   measureOverParse: number;
+  /** The same for a response's measurement from its bytes (scan + measure, no parse at all). */
+  scanMBps: number;
+  scanOverParse: number;
   duplicatedBytes: number;
 }
 
@@ -144,11 +150,17 @@ export function runCoreMeasure(rounds: number, shapes: readonly Shape[] = SHAPES
       }),
     ),
   );
+  const scanAndMeasure = (bytes: Uint8Array) => {
+    const scanned = scanMessage(bytes);
+    if (scanned === undefined) throw new Error('the bench message does not scan');
+    return measureScannedMessage(scanned, answers);
+  };
   // Warm up every code path first, so no row pays for compilation.
   for (const c of cases) {
     for (let i = 0; i < (c.bytes.length < 1 << 20 ? 200 : 3); i++) {
       JSON.parse(c.json);
       measureMessage(c.bytes, c.value, answers);
+      scanAndMeasure(c.bytes);
     }
   }
   return cases.map(({ shape, alphabet, label, json, bytes, value }) => {
@@ -162,12 +174,17 @@ export function runCoreMeasure(rounds: number, shapes: readonly Shape[] = SHAPES
     const parseTimes: number[] = [];
     const measureTimes: number[] = [];
     const ratios: number[] = [];
+    const scanTimes: number[] = [];
+    const scanRatios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const p = timeMs(() => JSON.parse(json), repeat);
       const m = timeMs(() => measureMessage(bytes, value, answers), repeat);
+      const s = timeMs(() => scanAndMeasure(bytes), repeat);
       parseTimes.push(p);
       measureTimes.push(m);
       ratios.push(m / p);
+      scanTimes.push(s);
+      scanRatios.push(s / p);
     }
     const mb = bytes.length / 1e6;
     return {
@@ -178,6 +195,8 @@ export function runCoreMeasure(rounds: number, shapes: readonly Shape[] = SHAPES
       parseMBps: mb / (median(parseTimes) / 1e3),
       measureMBps: mb / (median(measureTimes) / 1e3),
       measureOverParse: median(ratios),
+      scanMBps: mb / (median(scanTimes) / 1e3),
+      scanOverParse: median(scanRatios),
       duplicatedBytes: measured.duplicatedBytes,
     };
   });
@@ -185,7 +204,7 @@ export function runCoreMeasure(rounds: number, shapes: readonly Shape[] = SHAPES
 
 function printRows(rows: CoreMeasureRow[]): void {
   console.log(
-    'shape                    alphabet   size     bytes     parse MB/s  measure MB/s  measure/parse  total  dupBytes',
+    'shape                    alphabet   size     bytes     parse MB/s  measure MB/s  measure/parse  total  scan MB/s  scan/parse  dupBytes',
   );
   for (const row of rows) {
     console.log(
@@ -198,6 +217,8 @@ function printRows(rows: CoreMeasureRow[]): void {
         row.measureMBps.toFixed(0).padStart(13),
         row.measureOverParse.toFixed(3).padStart(14),
         (1 + row.measureOverParse).toFixed(2).padStart(6),
+        row.scanMBps.toFixed(0).padStart(10),
+        row.scanOverParse.toFixed(3).padStart(11),
         String(row.duplicatedBytes).padStart(10),
       ].join(' '),
     );

@@ -259,7 +259,17 @@ function loadTable(load: WorkloadResult[]): string {
 
 function coreTable(core: CoreMeasureRow[]): string {
   return table(
-    ['shape', 'alphabet', 'size', 'bytes', 'parse MB/s', 'measure MB/s', 'measure/parse'],
+    [
+      'shape',
+      'alphabet',
+      'size',
+      'bytes',
+      'parse MB/s',
+      'measure MB/s',
+      'measure/parse',
+      'scan MB/s',
+      'scan/parse',
+    ],
     core.map((r) => [
       r.shape,
       r.alphabet,
@@ -268,6 +278,8 @@ function coreTable(core: CoreMeasureRow[]): string {
       fixed(r.parseMBps, 0),
       fixed(r.measureMBps, 0),
       fixed(r.measureOverParse, 3),
+      r.scanMBps === undefined ? '-' : fixed(r.scanMBps, 0),
+      r.scanOverParse === undefined ? '-' : fixed(r.scanOverParse, 3),
     ]),
     (i) => i >= 3,
   );
