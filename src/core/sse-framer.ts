@@ -149,7 +149,8 @@ export class SseFramer {
   private readonly nameBytes = new Uint8Array(NAME_CAP);
   private nameLength = 0;
   private field = OTHER;
-  private readonly fieldValue = Buffer.alloc(SSE_FIELD_VALUE_CAP);
+  /** Grown on demand up to SSE_FIELD_VALUE_CAP: an idle stream (a GET that waits) costs no 4 KiB of it. */
+  private fieldValue = Buffer.alloc(0);
   private fieldValueLength = 0;
 
   // Block state.
@@ -328,6 +329,12 @@ export class SseFramer {
     } else if (this.field !== OTHER) {
       const kept = Math.min(length, SSE_FIELD_VALUE_CAP - this.fieldValueLength);
       if (kept > 0) {
+        const needed = this.fieldValueLength + kept;
+        if (needed > this.fieldValue.length) {
+          const grown = Buffer.alloc(Math.min(SSE_FIELD_VALUE_CAP, Math.max(64, 2 * needed)));
+          grown.set(this.fieldValue.subarray(0, this.fieldValueLength));
+          this.fieldValue = grown;
+        }
         this.fieldValue.set(this.chunk.subarray(i, i + kept), this.fieldValueLength);
         this.fieldValueLength += kept;
       }
