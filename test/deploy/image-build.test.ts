@@ -3,42 +3,18 @@
 // compiled dist, the same files at the same paths), then started the way the image and the Kubernetes
 // example start it: the image's ENTRYPOINT and CMD, with the shipped ConfigMap's config mounted over
 // /etc/mcp-edge, in front of the demo MCP server started as the example's mcp-server container.
-import { execFile } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join, posix } from 'node:path';
-import { promisify } from 'node:util';
+import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { connectV1Client } from '../support/clients.js';
 import { freePort } from '../support/ports.js';
-import { type ChildHandle, REPO_ROOT, spawnNode } from '../support/processes.js';
-import {
-  copyParts,
-  type Dockerfile,
-  envOf,
-  execForm,
-  instructionsOf,
-  isIgnored,
-  parseDockerfile,
-  type Stage,
-} from './dockerfile.js';
+import type { ChildHandle } from '../support/processes.js';
+import { type Dockerfile, envOf, parseDockerfile, type Stage } from './dockerfile.js';
+import { imageCommandOf, type ReplayedImage, replayImage, treeSnapshot } from './image-replay.js';
 import { at, DOCKERFILE, isRecord, listAt, manifestOf, readText, sidecarManifests } from './repo-files.js';
-
-const execFileAsync = promisify(execFile);
 
 const dockerfile: Dockerfile = parseDockerfile(readText(DOCKERFILE));
 const finalStage = dockerfile.stages.at(-1) as Stage;
-const dockerignore = readText(join(REPO_ROOT, '.dockerignore'));
 const manifests = sidecarManifests();
 const podSpec = at(manifestOf(manifests, 'Deployment', 'mcp-server'), 'spec', 'template', 'spec');
 const configText = String(at(manifestOf(manifests, 'ConfigMap', 'mcp-edge-config'), 'data', 'mcp-edge.yaml'));
@@ -50,84 +26,17 @@ function containerNamed(name: string): Record<string, unknown> {
   return found;
 }
 
-/** The temp folder that plays the image's root filesystem. */
-let root = '';
-const children: ChildHandle[] = [];
+/** The replayed image (test/deploy/image-replay.ts): its temp root and the processes started from it. */
+let image: ReplayedImage | undefined;
+
+function replayed(): ReplayedImage {
+  if (image === undefined) throw new Error('the image was not replayed');
+  return image;
+}
 
 /** An absolute path inside the image, as a path of the temp root. */
 function inImage(path: string): string {
-  return join(root, path);
-}
-
-/** Image paths in a command line become temp-root paths; `node` is this Node. */
-function hostCommand(command: readonly string[]): { args: string[] } {
-  const [program, ...args] = command;
-  if (program !== 'node') throw new Error(`expected a node command, got ${command.join(' ')}`);
-  return { args: args.map((arg) => (arg.startsWith('/') ? inImage(arg) : arg)) };
-}
-
-/** `npm run build` of the build stage: the package's build script (tsc) with its output in `outDir`. */
-async function buildDist(outDir: string): Promise<void> {
-  const buildStage = dockerfile.stages.find((stage) => stage.name !== undefined && stage !== finalStage);
-  if (buildStage === undefined) throw new Error('no build stage');
-  expect(instructionsOf(buildStage, 'RUN').map((run) => run.args)).toContain('npm run build');
-  const pkg = JSON.parse(readText(join(REPO_ROOT, 'package.json'))) as { scripts: Record<string, string> };
-  const [tool, ...args] = (pkg.scripts.build ?? '').split(/\s+/);
-  expect(tool).toBe('tsc');
-  await execFileAsync(
-    process.execPath,
-    [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), ...args, '--outDir', outDir],
-    { cwd: REPO_ROOT, timeout: 180_000 },
-  );
-}
-
-/** Copies a context path the way COPY does: into a folder for `dir/` destinations, else onto the destination. */
-function copyInto(source: string, destination: string, manySources: boolean): void {
-  const target = destination.endsWith('/') || manySources ? join(destination, basename(source)) : destination;
-  mkdirSync(join(target, '..'), { recursive: true });
-  cpSync(source, target, { recursive: true });
-}
-
-/** Replays the final stage into `root`: WORKDIR, COPY (from the context or the build stage) and RUN npm ci. */
-async function replayFinalStage(builtDist: string): Promise<void> {
-  let workdir = '/';
-  for (const instruction of finalStage.instructions) {
-    if (instruction.keyword === 'WORKDIR') {
-      workdir = instruction.args;
-      mkdirSync(inImage(workdir), { recursive: true });
-    } else if (instruction.keyword === 'COPY') {
-      const { sources, destination } = copyParts(instruction);
-      const target = inImage(posix.isAbsolute(destination) ? destination : posix.join(workdir, destination));
-      const from = instruction.flags.from;
-      for (const source of sources) {
-        if (from !== undefined) {
-          // The build stage's output: only its dist folder is taken over.
-          expect(posix.basename(source)).toBe('dist');
-          copyInto(builtDist, destination.endsWith('/') ? join(target, 'dist') : target, false);
-        } else {
-          expect(isIgnored(dockerignore, source), `${source} is left out by .dockerignore`).toBe(false);
-          copyInto(join(REPO_ROOT, source), target, sources.length > 1);
-        }
-      }
-    } else if (instruction.keyword === 'RUN') {
-      const [npm, command, ...flags] = instruction.args.split(/\s+/);
-      expect(`${npm} ${command}`, `a RUN this replay does not know: ${instruction.args}`).toBe('npm ci');
-      expect(flags).toContain('--omit=dev');
-      // The same install from the npm cache that `npm ci` in the repository filled: no network needed.
-      await execFileAsync('npm', ['ci', ...flags, '--offline'], { cwd: inImage(workdir), timeout: 240_000 });
-    }
-  }
-}
-
-/** Every file of a tree with its size and modification time: what a read-only root filesystem must keep. */
-function treeSnapshot(dir: string): Map<string, string> {
-  const snapshot = new Map<string, string>();
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    const path = join(entry.parentPath, entry.name);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (stat !== undefined) snapshot.set(path, `${stat.isDirectory() ? 'd' : stat.size}:${stat.mtimeMs}`);
-  }
-  return snapshot;
+  return replayed().inImage(path);
 }
 
 /** A shorter grace than the ConfigMap's, to keep the test short. */
@@ -152,39 +61,22 @@ function configForTest(ports: { listen: number; metrics: number; upstream: numbe
 }
 
 function start(command: readonly string[], env: Record<string, string | undefined> = {}): ChildHandle {
-  const child = spawnNode(hostCommand(command).args, {
-    cwd: inImage('/app'),
-    env: { ...envOf(finalStage), ...env },
-  });
-  children.push(child);
-  return child;
+  return replayed().start(command, env);
 }
 
 /** Runs the image's HEALTHCHECK command against `url`; resolves with its exit code. */
-async function healthcheck(url: string): Promise<number | null> {
-  const instruction = instructionsOf(finalStage, 'HEALTHCHECK').at(-1);
-  if (instruction === undefined) throw new Error('no HEALTHCHECK');
-  const command = execForm(instruction.args.replace(/^CMD\s+/, ''));
-  const child = start(command, { MCP_EDGE_HEALTHCHECK_URL: url });
-  return (await child.exited).code;
+function healthcheck(url: string): Promise<number | null> {
+  return replayed().healthcheck(url);
 }
 
-const imageCommand = [
-  ...execForm(instructionsOf(finalStage, 'ENTRYPOINT').at(-1)?.args ?? '[]'),
-  ...execForm(instructionsOf(finalStage, 'CMD').at(-1)?.args ?? '[]'),
-];
+const imageCommand = imageCommandOf(finalStage);
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'mcp-edge-image-'));
-  const builtDist = join(root, '.build-stage-dist');
-  await buildDist(builtDist);
-  await replayFinalStage(builtDist);
-  rmSync(builtDist, { recursive: true });
+  image = await replayImage(DOCKERFILE);
 }, 420_000);
 
 afterAll(async () => {
-  for (const child of children.splice(0)) await child.stop();
-  if (root !== '') rmSync(root, { recursive: true, force: true });
+  await image?.remove();
 });
 
 describe('the image, built without Docker by replaying deploy/docker/Dockerfile', () => {
@@ -225,7 +117,7 @@ describe('the image, built without Docker by replaying deploy/docker/Dockerfile'
     const upstream = start([...listAt(serverContainer, 'command').map(String), ...serverArgs]);
     await upstream.waitForLine(/Demo MCP server listening/);
 
-    const before = treeSnapshot(root);
+    const before = treeSnapshot(replayed().root);
     const edge = start(imageCommand);
     await edge.waitForLine(/mcp-edge serving/);
     const base = `http://127.0.0.1:${ports.listen}`;
@@ -284,6 +176,6 @@ describe('the image, built without Docker by replaying deploy/docker/Dockerfile'
     });
     expect(await healthcheck(`${base}${healthUrl.pathname}`)).toBe(1);
     // Nothing was written under the image's root: a read-only root filesystem is enough.
-    expect(treeSnapshot(root)).toEqual(before);
+    expect(treeSnapshot(replayed().root)).toEqual(before);
   }, 120_000);
 });
