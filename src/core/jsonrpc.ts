@@ -97,7 +97,9 @@ function parseMessage(bytes: Uint8Array, where: string): { value: unknown } | st
 }
 
 function toBodyMessage(bytes: Uint8Array, value: unknown): BodyMessage {
-  return { ...classifyMessage(value), bytes, value };
+  // Fields named, not spread: spreading the classification took V8's slow clone path (~0.9 us vs 30 ns).
+  const { kind, id, method, tool } = classifyMessage(value);
+  return { kind, id, method, tool, bytes, value };
 }
 
 /**

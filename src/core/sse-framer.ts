@@ -103,6 +103,9 @@ function assertBound(name: string, value: number): void {
   }
 }
 
+/** What the framer points at between pushes (shared: never written to). */
+const NO_BYTES = Buffer.alloc(0);
+
 /** One buffer holding all pieces in order; a single piece is returned as is (no copy). */
 function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
   if (pieces.length === 1) return pieces[0]!;
@@ -150,7 +153,7 @@ export class SseFramer {
   private nameLength = 0;
   private field = OTHER;
   /** Grown on demand up to SSE_FIELD_VALUE_CAP: an idle stream (a GET that waits) costs no 4 KiB of it. */
-  private fieldValue = Buffer.alloc(0);
+  private fieldValue: Buffer = NO_BYTES;
   private fieldValueLength = 0;
 
   // Block state.
@@ -171,9 +174,9 @@ export class SseFramer {
   private oversizedBound: 'data' | 'raw' | null = null;
 
   // Per-push state.
-  private chunk: Uint8Array = new Uint8Array(0);
+  private chunk: Uint8Array = NO_BYTES;
   /** The chunk as a Buffer view, for its native (memchr) indexOf. */
-  private searchable: Buffer = Buffer.alloc(0);
+  private searchable: Buffer = NO_BYTES;
   /** Where the current block starts in this chunk. */
   private blockStart = 0;
   private nextLF = -1;
@@ -218,8 +221,8 @@ export class SseFramer {
     this.flushPieces();
     const out = this.out;
     this.out = [];
-    this.chunk = new Uint8Array(0);
-    this.searchable = Buffer.alloc(0);
+    this.chunk = NO_BYTES;
+    this.searchable = NO_BYTES;
     return out;
   }
 

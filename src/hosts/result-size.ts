@@ -91,18 +91,18 @@ function lineCount(text: string): number {
 }
 
 function exactSize(text: string, budget: HostBudget): BudgetSize {
-  const base = { unit: budget.unit, limit: budget.limit, estimated: false, lowerBound: false };
-  switch (budget.unit) {
+  const { unit, limit } = budget;
+  switch (unit) {
     case 'tokens': {
-      const count = countTextTokens(text, budget.limit);
-      return { ...base, observed: count.tokens, lowerBound: count.lowerBound };
+      const count = countTextTokens(text, limit);
+      return { unit, limit, estimated: false, lowerBound: count.lowerBound, observed: count.tokens };
     }
     case 'characters':
-      return { ...base, observed: text.length };
+      return { unit, limit, estimated: false, lowerBound: false, observed: text.length };
     case 'bytes':
-      return { ...base, observed: Buffer.byteLength(text, 'utf8') };
+      return { unit, limit, estimated: false, lowerBound: false, observed: Buffer.byteLength(text, 'utf8') };
     default:
-      return { ...base, observed: lineCount(text) };
+      return { unit, limit, estimated: false, lowerBound: false, observed: lineCount(text) };
   }
 }
 

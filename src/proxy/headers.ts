@@ -143,7 +143,8 @@ export function clientResponseHeaders(
 
 export function mediaType(contentType: unknown): string {
   if (typeof contentType !== 'string') return '';
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  const semicolon = contentType.indexOf(';');
+  return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
 }
 
 export function isEventStream(contentType: unknown): boolean {
