@@ -1,7 +1,7 @@
-// The calls waiting on one stdio MCP server (its process: stdio-process.ts). Its stdout is framed into lines (bounded:
-// src/core/stdio-lines.ts), each line routed to the call that asked (by JSON-RPC id, or progress token) or
-// to the session's GET stream; what a call receives is the child's line, byte for byte, as a JSON body or
-// as SSE `data:` events. The relays measure and judge it as they would an HTTP upstream's answer.
+// The calls waiting on one stdio MCP server (its process: stdio-process.ts). Its stdout is framed into
+// lines (bounded: src/core/stdio-lines.ts), each line routed to the call that asked (by JSON-RPC id, or
+// progress token) or to the session's GET stream; what a call receives is the child's line, byte for byte,
+// as SSE `data:` events or a JSON body. The relays measure and judge it as they would an HTTP upstream's answer.
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
@@ -38,7 +38,7 @@ export interface ChildOptions {
 }
 
 export class StdioChild {
-  private readonly process: StdioProcess;
+  private readonly proc: StdioProcess;
   private readonly framer: LineFramer;
   private readonly calls = new Map<string, StdioCall>();
   /** Calls whose ids are in use by another call of this child (a sessionless pool): admitted in order. */
@@ -59,7 +59,7 @@ export class StdioChild {
 
   constructor(private readonly options: ChildOptions) {
     this.framer = new LineFramer(options.holdBytes);
-    this.process = new StdioProcess({
+    this.proc = new StdioProcess({
       spec: options.spec,
       env: options.env,
       log: options.log,
@@ -71,11 +71,11 @@ export class StdioChild {
   }
 
   get program(): string {
-    return this.process.program;
+    return this.proc.program;
   }
 
   get pid(): number | undefined {
-    return this.process.pid;
+    return this.proc.pid;
   }
 
   /** Running and not being ended: a session whose child is stopping is gone for its client. */
@@ -85,7 +85,7 @@ export class StdioChild {
 
   /** Why it could not be started (a bad command), if so. */
   get failedToStart(): string | undefined {
-    return this.process.startFailed;
+    return this.proc.startFailed;
   }
 
   get inFlight(): number {
@@ -95,7 +95,7 @@ export class StdioChild {
   /** Can another request be written now? A child that stopped reading stdin holds at most STDIN_BACKLOG_BYTES. */
   get acceptsInput(): boolean {
     if (this.exited !== undefined) return true; // start() answers the call with how the child ended
-    const stdin = this.process.stdin;
+    const stdin = this.proc.stdin;
     return stdin !== undefined && stdin.writableLength < STDIN_BACKLOG_BYTES;
   }
 
@@ -121,7 +121,7 @@ export class StdioChild {
   /** Lines that wait for no answer (notifications, the client's responses to the child's requests). */
   write(lines: Uint8Array[]): void {
     this.lastActivity = Date.now();
-    const stdin = this.process.stdin;
+    const stdin = this.proc.stdin;
     if (stdin === undefined || this.exited !== undefined) return;
     for (const line of lines) {
       stdin.write(line);
@@ -159,7 +159,7 @@ export class StdioChild {
   /** Ends the child: stdin closed, SIGTERM to its process group, SIGKILL after the grace. */
   async stop(reason: string): Promise<void> {
     this.stopping = true;
-    await this.process.stop(reason);
+    await this.proc.stop(reason);
   }
 
   private ended(detail: string): void {
@@ -177,7 +177,7 @@ export class StdioChild {
   private answerLost(call: StdioCall, detail: string): void {
     const ids = [...call.waiting.values()];
     call.waiting.clear();
-    if (call.answer === undefined && this.process.startFailed !== undefined) {
+    if (call.answer === undefined && this.proc.startFailed !== undefined) {
       call.fail('unreachable', detail);
       return;
     }
@@ -206,7 +206,7 @@ export class StdioChild {
 
   /** A slow client holds the child's output (paused on a full stream), not the edge's memory. */
   private flowing(stream: PassThrough): PassThrough {
-    const resume = () => this.process.resumeOutput();
+    const resume = () => this.proc.resumeOutput();
     stream.on('drain', resume);
     stream.once('close', resume);
     return stream;
@@ -360,7 +360,7 @@ export class StdioChild {
 
   private forward(stream: PassThrough, bytes: Uint8Array): void {
     if (stream.destroyed || stream.writableEnded) return;
-    if (!stream.write(bytes)) this.process.pauseOutput();
+    if (!stream.write(bytes)) this.proc.pauseOutput();
   }
 
   private admitBlocked(): void {
