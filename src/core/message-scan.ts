@@ -271,7 +271,20 @@ function walkArray(
   }
 }
 
+/** Ranges up to this long that are all ASCII are read byte by byte: no Buffer view, no native call. */
+const SHORT_ASCII = 64;
+
 function decodeRange(buf: Uint8Array, start: number, end: number): string {
+  if (end - start <= SHORT_ASCII) {
+    let text = '';
+    let k = start;
+    for (; k < end; k++) {
+      const c = buf[k]!;
+      if (c >= 0x80) break;
+      text += String.fromCharCode(c);
+    }
+    if (k === end) return text;
+  }
   return Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString('utf8');
 }
 
@@ -308,7 +321,12 @@ function standIn(buf: Uint8Array, start: number, end: number): unknown {
   const c = buf[start];
   if (c === OPEN_BRACE) return {};
   if (c === OPEN_BRACKET) return [];
-  return parseRange(buf, start, end);
+  if (c === QUOTE) return literalText(buf, start, end);
+  if (c === 0x74) return true;
+  if (c === 0x66) return false;
+  if (c === 0x6e) return null;
+  // A number the scan found valid: JSON's grammar is a subset of what Number() reads, to the same double.
+  return Number(decodeRange(buf, start, end));
 }
 
 function scanBlock(buf: Uint8Array, start: number, len: number, blocks: ScannedBlock[]): number {

@@ -209,6 +209,17 @@ describe('scanMessage against JSON.parse + measureMessage', () => {
     );
   });
 
+  it('reads ids, methods and names in every form JSON allows for them as JSON.parse reads them', () => {
+    const ids = ['1.0', '-0', '1E2', '1e+21', '1e400', '-1e-400', '0.1e-5', '9007199254740993', '"a"', '""'];
+    const more = ['"\\u0031"', '"é😀"', '"\\\\"', 'true', 'false', 'null', '{}', '[]', '"x\\u0000y"'];
+    for (const id of [...ids, ...more]) {
+      for (const method of ['"tools/call"', '"tools\\/call"', '"\\u0074ools/call"', '7']) {
+        const text = `{"jsonrpc":"2.0","id":${id},"method":${method},"params":{"name":${id}}}`;
+        expect(expectSameAsParse(utf8(text)), text).toBe(true);
+      }
+    }
+  });
+
   it('accepts and refuses the edge cases of the grammar as JSON.parse does', () => {
     const cases = [
       '',
