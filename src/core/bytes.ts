@@ -29,3 +29,13 @@ export function startsWithBom(bytes: Uint8Array): boolean {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** A Buffer view over the same memory (no copy), so `indexOf` runs natively and element access stays monomorphic. */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The bytes (or `[start, end)` of them) decoded as UTF-8, lossily (invalid sequences become U+FFFD). */
+export function decodeUtf8(bytes: Uint8Array, start?: number, end?: number): string {
+  return asBuffer(bytes).toString('utf8', start, end);
+}

@@ -7,6 +7,7 @@
 //   quote tells whether it closes the string.
 
 import {
+  asBuffer,
   BACKSLASH,
   CLOSE_BRACE,
   CLOSE_BRACKET,
@@ -42,11 +43,6 @@ STRUCTURAL[CLOSE_BRACKET] = 3;
 /** Bytes that may appear in a bare JSON token (number, true, false, null). */
 const PRIMITIVE_CHAR = new Uint8Array(256);
 for (const ch of '0123456789+-.eEtrufalsn') PRIMITIVE_CHAR[ch.charCodeAt(0)] = 1;
-
-/** A Buffer view over the same memory (no copy), so `indexOf` runs natively and element access stays monomorphic. */
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
 
 function skipWhitespace(buf: Buffer, pos: number): number {
   let i = pos;

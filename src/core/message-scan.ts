@@ -15,6 +15,7 @@ import {
   CLOSE_BRACKET,
   COLON,
   COMMA,
+  decodeUtf8,
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
@@ -285,7 +286,7 @@ function decodeRange(buf: Uint8Array, start: number, end: number): string {
     }
     if (k === end) return text;
   }
-  return Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString('utf8');
+  return decodeUtf8(buf, start, end);
 }
 
 /** JSON.parse of a valid JSON text `buf[start, end)`. */

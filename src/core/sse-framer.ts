@@ -29,7 +29,7 @@
 // 'oversized-data' pieces may be views into pushed chunks.
 
 import { Buffer } from 'node:buffer';
-import { BOM, COLON, CR, LF, SPACE } from './bytes.js';
+import { asBuffer, BOM, COLON, CR, LF, SPACE } from './bytes.js';
 
 export interface SseFramerOptions {
   /** Data bytes (joined message) beyond which an event is no longer held in memory. */
@@ -203,9 +203,7 @@ export class SseFramer {
   push(chunk: Uint8Array): SseItem[] {
     if (this.ended) throw new Error('SseFramer: push() after end()');
     this.chunk = chunk;
-    this.searchable = Buffer.isBuffer(chunk)
-      ? chunk
-      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.searchable = asBuffer(chunk);
     this.blockStart = 0;
     this.nextLF = -1;
     this.nextCR = -1;

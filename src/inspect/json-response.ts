@@ -1,6 +1,7 @@
 // Inspects an application/json response: held up to the ceiling that can apply to it, then forwarded
 // byte for byte, or answered with a JSON-RPC error for the same id (HTTP 200: SDK clients surface only
 // a 2xx JSON-RPC error to the caller with its code and data).
+import { asBuffer, decodeUtf8 } from '../core/bytes.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
@@ -14,7 +15,6 @@ import {
   judgeScannedMessage,
   type Verdict,
 } from './message-verdict.js';
-import { decodeUtf8 } from './sse-response.js';
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
 const HOLD: Framing = Object.freeze({ action: 'hold', toClient: [], toUpstream: [] }) as unknown as Framing;
@@ -31,10 +31,7 @@ let scratch: Buffer | undefined;
 
 /** The chunks as one contiguous view, valid until the next call (a chunk alone is used as it is). */
 function readableBody(chunks: readonly Uint8Array[], total: number): Buffer {
-  if (chunks.length === 1) {
-    const only = chunks[0]!;
-    return Buffer.from(only.buffer, only.byteOffset, only.byteLength);
-  }
+  if (chunks.length === 1) return asBuffer(chunks[0]!);
   let target = scratch;
   if (target === undefined || target.length < total) {
     target = Buffer.allocUnsafeSlow(total);

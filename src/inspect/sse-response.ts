@@ -1,5 +1,6 @@
 // Inspects an SSE response stream: every event is forwarded byte for byte as soon as it completes,
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
+import { decodeUtf8 } from '../core/bytes.js';
 import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
 import { scanSingleMessage } from '../core/message-scan.js';
@@ -15,10 +16,6 @@ import {
 
 /** What one push gives the relay: the framing result shared with JSON bodies. */
 export type InspectorOutput = Framing;
-
-export function decodeUtf8(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-}
 
 /** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
 export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
