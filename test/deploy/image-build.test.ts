@@ -4,13 +4,13 @@
 // example start it: the image's ENTRYPOINT and CMD, with the shipped ConfigMap's config mounted over
 // /etc/mcp-edge, in front of the demo MCP server started as the example's mcp-server container.
 import { existsSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { connectV1Client } from '../support/clients.js';
 import { freePort } from '../support/ports.js';
 import type { ChildHandle } from '../support/processes.js';
 import { type Dockerfile, envOf, parseDockerfile, type Stage } from './dockerfile.js';
-import { imageCommandOf, type ReplayedImage, replayImage, treeSnapshot } from './image-replay.js';
+import { imageCommandOf, replayedForThisFile, treeSnapshot } from './image-replay.js';
 import { at, DOCKERFILE, isRecord, listAt, manifestOf, readText, sidecarManifests } from './repo-files.js';
 
 const dockerfile: Dockerfile = parseDockerfile(readText(DOCKERFILE));
@@ -27,12 +27,7 @@ function containerNamed(name: string): Record<string, unknown> {
 }
 
 /** The replayed image (test/deploy/image-replay.ts): its temp root and the processes started from it. */
-let image: ReplayedImage | undefined;
-
-function replayed(): ReplayedImage {
-  if (image === undefined) throw new Error('the image was not replayed');
-  return image;
-}
+const replayed = replayedForThisFile(DOCKERFILE);
 
 /** An absolute path inside the image, as a path of the temp root. */
 function inImage(path: string): string {
@@ -70,14 +65,6 @@ function healthcheck(url: string): Promise<number | null> {
 }
 
 const imageCommand = imageCommandOf(finalStage);
-
-beforeAll(async () => {
-  image = await replayImage(DOCKERFILE);
-}, 420_000);
-
-afterAll(async () => {
-  await image?.remove();
-});
 
 describe('the image, built without Docker by replaying deploy/docker/Dockerfile', () => {
   it('holds production dependencies only, the compiled CLI and demo server, and the default config', () => {

@@ -20,7 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, join, posix, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type ChildHandle, REPO_ROOT, spawnNode } from '../support/processes.js';
 import {
   copyParts,
@@ -315,5 +315,23 @@ export async function replayImage(dockerfilePath: string): Promise<ReplayedImage
     start,
     healthcheck,
     remove,
+  };
+}
+
+/**
+ * Replays `dockerfilePath` before the calling test file's tests and removes it after them; the returned
+ * function gives the tests the replayed image.
+ */
+export function replayedForThisFile(dockerfilePath: string): () => ReplayedImage {
+  let image: ReplayedImage | undefined;
+  beforeAll(async () => {
+    image = await replayImage(dockerfilePath);
+  }, 420_000);
+  afterAll(async () => {
+    await image?.remove();
+  });
+  return () => {
+    if (image === undefined) throw new Error('the image was not replayed');
+    return image;
   };
 }

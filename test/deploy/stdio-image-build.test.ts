@@ -7,14 +7,14 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { connectV1Client } from '../support/clients.js';
 import { samples } from '../support/exposition.js';
 import { freePort } from '../support/ports.js';
 import { isProcessAlive, REPO_ROOT } from '../support/processes.js';
 import { parseDockerfile, type Stage } from './dockerfile.js';
-import { imageCommandOf, type ReplayedImage, replayImage, treeSnapshot } from './image-replay.js';
+import { imageCommandOf, replayedForThisFile, replayImage, treeSnapshot } from './image-replay.js';
 import { readText } from './repo-files.js';
 
 const DIR = join(REPO_ROOT, 'deploy/stdio');
@@ -28,12 +28,8 @@ const SERVER_PACKAGE = '@modelcontextprotocol/server-filesystem';
 const SHUTDOWN_GRACE_MS = 2_000;
 const KILL_GRACE_MS = 1_000;
 
-let image: ReplayedImage | undefined;
-
-function replayed(): ReplayedImage {
-  if (image === undefined) throw new Error('the image was not replayed');
-  return image;
-}
+/** The replayed image (test/deploy/image-replay.ts): its temp root and the processes started from it. */
+const replayed = replayedForThisFile(DOCKERFILE);
 
 function inImage(path: string): string {
   return replayed().inImage(path);
@@ -83,14 +79,6 @@ function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((item) => item.text ?? '').join('');
 }
-
-beforeAll(async () => {
-  image = await replayImage(DOCKERFILE);
-}, 420_000);
-
-afterAll(async () => {
-  await image?.remove();
-});
 
 describe('the stdio image, built without Docker by replaying deploy/stdio/Dockerfile', () => {
   it('holds production dependencies only, the pinned server under /opt/mcp-server, the config and /data', () => {
