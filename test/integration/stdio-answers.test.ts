@@ -2,30 +2,16 @@
 // SDK's Streamable HTTP server answers), a JSON body with upstream.stdio.jsonResponse or for a client whose
 // Accept does not take SSE; in every case the child's line is what the client receives, byte for byte.
 import { describe, expect, it } from 'vitest';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { STDIO_SERVERS, type StdioEdgeOptions, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-});
-
 /** One call in a fresh session: its status, content type and body as received. */
 async function oneCall(options: StdioEdgeOptions, accept: string) {
   const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture, options));
-  const init = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
-  const session = init.headers.get('mcp-session-id')!;
-  await init.text();
-  const headers = { ...MCP_POST_HEADERS, accept, 'mcp-session-id': session };
-  await fetch(edge.url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  }).then((res) => res.text());
+  const { sessionId } = await initializeRaw(edge.url, '2025-06-18');
+  const headers = { ...MCP_POST_HEADERS, accept, 'mcp-session-id': sessionId! };
   const res = await fetch(edge.url, {
     method: 'POST',
     headers,

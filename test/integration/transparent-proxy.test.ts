@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { freePort } from '../support/ports.js';
 import { jsonReply, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server, type V1ServerMode } from '../support/sdk-v1-server.js';
@@ -23,34 +23,6 @@ function textOf(result: CallToolResult): string {
 }
 
 const MCP_HEADERS = MCP_POST_HEADERS;
-
-async function initializeRaw(
-  url: string,
-  protocolVersion = '2025-11-25',
-): Promise<{ sessionId: string | null }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: MCP_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    }),
-  });
-  await res.arrayBuffer();
-  const sessionId = res.headers.get('mcp-session-id');
-  await fetch(url, {
-    method: 'POST',
-    headers: {
-      ...MCP_HEADERS,
-      'mcp-protocol-version': protocolVersion,
-      ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  }).then((r) => r.arrayBuffer());
-  return { sessionId };
-}
 
 /** Reads an SSE response until `until` matches the text so far, then cancels it. */
 async function readSseUntil(

@@ -27,3 +27,32 @@ export const MCP_POST_HEADERS = {
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',
 } as const;
+
+/** initialize and notifications/initialized by hand, as a Streamable HTTP client sends them: the session id issued, if any. */
+export async function initializeRaw(
+  url: string,
+  protocolVersion = '2025-11-25',
+): Promise<{ sessionId: string | null }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: MCP_POST_HEADERS,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+  await res.arrayBuffer();
+  const sessionId = res.headers.get('mcp-session-id');
+  await fetch(url, {
+    method: 'POST',
+    headers: {
+      ...MCP_POST_HEADERS,
+      'mcp-protocol-version': protocolVersion,
+      ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  }).then((r) => r.arrayBuffer());
+  return { sessionId };
+}
