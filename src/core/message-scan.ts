@@ -2,7 +2,7 @@
 // exactly the texts JSON.parse accepts (the caller has checked the bytes are valid UTF-8) and records what
 // measuring and judging need: the envelope members, and for a result the spans of `result.content[*]`
 // (with each block's `type` and `text`) and of `result.structuredContent`. Big messages are mostly one long
-// string, so the hot loop is the string scan; everything else runs per member, not per byte.
+// string, so the hot loop is the string scan (string-scan.ts); everything else runs per member, not per byte.
 //
 // The same two rules as json-scan.ts: no recursion over the document (depth lives in a growable stack),
 // and a repeated key wins last, as in JSON.parse. A value the measurement does need in full (tools/list
@@ -23,6 +23,7 @@ import {
 } from './bytes.js';
 import { type ByteSpan, splitTopLevel } from './json-scan.js';
 import { type Classified, classifyMessage } from './jsonrpc.js';
+import { scanString } from './string-scan.js';
 
 /** One element of `result.content`, as far as measuring needs it. */
 export interface ScannedBlock {
@@ -54,17 +55,6 @@ export interface ScannedMessage {
   value(): unknown;
 }
 
-// Byte classes inside a string: 1 for what ends the fast run (a quote, a backslash, a control character).
-const STRING_STOP = new Uint8Array(256);
-for (let c = 0; c < 0x20; c++) STRING_STOP[c] = 1;
-STRING_STOP[QUOTE] = 1;
-STRING_STOP[BACKSLASH] = 1;
-// After a backslash: 1 for a one-character escape, 2 for \u.
-const ESCAPE = new Uint8Array(256);
-for (const ch of '"\\/bfnrt') ESCAPE[ch.charCodeAt(0)] = 1;
-ESCAPE[0x75] = 2;
-const HEX = new Uint8Array(256);
-for (const ch of '0123456789abcdefABCDEF') HEX[ch.charCodeAt(0)] = 1;
 const DIGIT = new Uint8Array(256);
 for (let c = 0x30; c <= 0x39; c++) DIGIT[c] = 1;
 const WHITESPACE = new Uint8Array(256);
@@ -76,40 +66,6 @@ function skipWs(buf: Uint8Array, pos: number, len: number): number {
   let i = pos;
   while (i < len && WHITESPACE[buf[i]!] === 1) i++;
   return i;
-}
-
-/** Index past the string whose opening quote is at `open`, or INVALID (unterminated, bad escape, control character). */
-export function scanString(buf: Uint8Array, open: number, len: number): number {
-  let i = open + 1;
-  const lastQuad = len - 4;
-  for (;;) {
-    // Four bytes per step while none of them stops the run (measured: about a quarter faster on prose).
-    while (
-      i <= lastQuad &&
-      (STRING_STOP[buf[i]!]! |
-        STRING_STOP[buf[i + 1]!]! |
-        STRING_STOP[buf[i + 2]!]! |
-        STRING_STOP[buf[i + 3]!]!) ===
-        0
-    )
-      i += 4;
-    while (i < len && STRING_STOP[buf[i]!] === 0) i++;
-    if (i >= len) return INVALID;
-    const c = buf[i]!;
-    if (c === QUOTE) return i + 1;
-    if (c !== BACKSLASH || i + 1 >= len) return INVALID;
-    const escapeClass = ESCAPE[buf[i + 1]!];
-    if (escapeClass === 1) {
-      i += 2;
-    } else if (escapeClass === 2) {
-      if (i + 5 >= len) return INVALID;
-      if ((HEX[buf[i + 2]!]! & HEX[buf[i + 3]!]! & HEX[buf[i + 4]!]! & HEX[buf[i + 5]!]!) === 0)
-        return INVALID;
-      i += 6;
-    } else {
-      return INVALID;
-    }
-  }
 }
 
 function scanDigits(buf: Uint8Array, pos: number, len: number): number {
