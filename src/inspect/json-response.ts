@@ -1,7 +1,7 @@
 // Inspects an application/json response: held up to the ceiling that can apply to it, then forwarded
 // byte for byte, or answered with a JSON-RPC error for the same id (HTTP 200: SDK clients surface only
 // a 2xx JSON-RPC error to the caller with its code and data).
-import { asBuffer, decodeUtf8 } from '../core/bytes.js';
+import { contiguousView, decodeUtf8 } from '../core/bytes.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
@@ -18,32 +18,6 @@ import {
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
 const HOLD: Framing = Object.freeze({ action: 'hold', toClient: [], toUpstream: [] }) as unknown as Framing;
-
-/**
- * Where a body that came in several chunks is put together to be read. Reading is synchronous and keeps
- * nothing of these bytes (the body is forwarded as its chunks), so one buffer serves every body: no
- * allocation per body for the GC to collect (measured: a third fewer mark-compacts on 1 MiB bodies). It
- * grows to the largest body held (at most the largest ceiling); past this size a body gets a buffer of
- * its own, not kept.
- */
-const SCRATCH_KEPT_BYTES = 64 * 1024 * 1024;
-let scratch: Buffer | undefined;
-
-/** The chunks as one contiguous view, valid until the next call (a chunk alone is used as it is). */
-function readableBody(chunks: readonly Uint8Array[], total: number): Buffer {
-  if (chunks.length === 1) return asBuffer(chunks[0]!);
-  let target = scratch;
-  if (target === undefined || target.length < total) {
-    target = Buffer.allocUnsafeSlow(total);
-    if (total <= SCRATCH_KEPT_BYTES) scratch = target;
-  }
-  let at = 0;
-  for (const chunk of chunks) {
-    target.set(chunk, at);
-    at += chunk.length;
-  }
-  return target.subarray(0, total);
-}
 
 export class JsonResponseInspector {
   readonly #chunks: Uint8Array[] = [];
@@ -89,7 +63,7 @@ export class JsonResponseInspector {
 
   /** The whole body arrived within the hold bound. */
   finish(): Framing {
-    const body = readableBody(this.#chunks, this.#held);
+    const body = contiguousView(this.#chunks, this.#held);
     // The common case: nothing changes and the body goes on as it came (its chunks), never decoded to text.
     const asItCame: Uint8Array[] = this.#chunks.length === 1 ? [body] : this.#chunks.splice(0);
     const read = this.#judge(body);

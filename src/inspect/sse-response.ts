@@ -102,6 +102,11 @@ export class SseResponseInspector {
     this.#send(out, piece, replacing);
   }
 
+  /** The upstream's own bytes of a block, as the pieces they came in. */
+  #forward(out: Framing, raw: readonly Uint8Array[]): void {
+    for (const piece of raw) this.#send(out, piece, false);
+  }
+
   #send(out: Framing, piece: Uint8Array | string, own: boolean): void {
     addToClient(out, piece, own);
     const n = piece.length;
@@ -143,14 +148,14 @@ export class SseResponseInspector {
     switch (item.type) {
       case 'event':
         if (item.data === null) {
-          this.#emit(out, item.raw, false);
+          this.#forward(out, item.raw);
         } else {
           this.onEvent?.();
           this.#handleEvent(item.raw, item.data, item.id, out);
         }
         return;
       case 'tail':
-        this.#emit(out, item.raw, false);
+        this.#forward(out, item.raw);
         return;
       case 'oversized-start':
         this.#scanner = new EnvelopeHeadScanner();
@@ -213,7 +218,12 @@ export class SseResponseInspector {
     return true;
   }
 
-  #handleEvent(raw: Uint8Array, data: Uint8Array, eventId: string | undefined, out: Framing): void {
+  #handleEvent(
+    raw: readonly Uint8Array[],
+    data: Uint8Array,
+    eventId: string | undefined,
+    out: Framing,
+  ): void {
     // The common case, one message that is valid JSON, is read from its bytes; the rest is decoded and parsed.
     const scanned = scanSingleMessage(data);
     if (scanned !== undefined) {
@@ -223,7 +233,7 @@ export class SseResponseInspector {
     const parsed = parseJson(data);
     if (parsed === undefined) {
       this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');
-      this.#emit(out, raw, false);
+      this.#forward(out, raw);
       return;
     }
     if (!Array.isArray(parsed.value)) {
@@ -235,7 +245,7 @@ export class SseResponseInspector {
 
   /** A batch inside one event (2025-03-26): oversized elements are replaced or dropped, the others kept as sent. */
   #handleBatchEvent(
-    raw: Uint8Array,
+    raw: readonly Uint8Array[],
     data: Uint8Array,
     values: unknown[],
     eventId: string | undefined,
@@ -243,7 +253,7 @@ export class SseResponseInspector {
   ): void {
     const split = splitTopLevel(data);
     if (!split.ok || split.spans.length !== values.length) {
-      this.#emit(out, raw, false);
+      this.#forward(out, raw);
       return;
     }
     const kept: string[] = [];
@@ -263,17 +273,22 @@ export class SseResponseInspector {
       }
     });
     if (!changed) {
-      this.#emit(out, raw, false);
+      this.#forward(out, raw);
     } else if (kept.length > 0) {
       const idLine = eventId !== undefined ? `id: ${eventId}\n` : '';
       this.#emit(out, `${idLine}event: message\ndata: [${kept.join(',')}]\n\n`, true);
     }
   }
 
-  #apply(verdict: Verdict, raw: Uint8Array | undefined, eventId: string | undefined, out: Framing): void {
+  #apply(
+    verdict: Verdict,
+    raw: readonly Uint8Array[] | undefined,
+    eventId: string | undefined,
+    out: Framing,
+  ): void {
     switch (verdict.action) {
       case 'forward':
-        if (raw !== undefined) this.#emit(out, raw, false);
+        if (raw !== undefined) this.#forward(out, raw);
         return;
       case 'replace':
         this.#emit(out, sseErrorEvent(verdict.replacement, eventId), true);

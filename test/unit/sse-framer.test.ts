@@ -28,16 +28,21 @@ function hex(data: Uint8Array): string {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex');
 }
 
+/** An item as kept past the next push: an event's data may be a view into a buffer that push reuses. */
+function kept(item: SseItem): SseItem {
+  return item.type === 'event' && item.data !== null ? { ...item, data: new Uint8Array(item.data) } : item;
+}
+
 /** Pushes every chunk, then ends; returns all items and the largest heldBytes seen after a push. */
 function frameChunks(chunks: readonly Uint8Array[], options: SseFramerOptions = { maxDataBytes: Infinity }) {
   const framer = new SseFramer(options);
   const items: SseItem[] = [];
   let maxHeld = 0;
   for (const chunk of chunks) {
-    items.push(...framer.push(chunk));
+    items.push(...framer.push(chunk).map(kept));
     maxHeld = Math.max(maxHeld, framer.heldBytes);
   }
-  items.push(...framer.end());
+  items.push(...framer.end().map(kept));
   return { items, maxHeld, heldAtEnd: framer.heldBytes };
 }
 
@@ -53,7 +58,7 @@ function show(items: readonly SseItem[]): ShownItem[] {
       case 'event':
         return {
           ...item,
-          raw: decoder.decode(item.raw),
+          raw: decoder.decode(concat(item.raw)),
           data: item.data === null ? null : decoder.decode(item.data),
         };
       case 'oversized-start':
@@ -61,7 +66,7 @@ function show(items: readonly SseItem[]): ShownItem[] {
       case 'oversized-data':
         return { type: item.type, data: decoder.decode(item.data) };
       case 'tail':
-        return { type: item.type, raw: decoder.decode(item.raw) };
+        return { type: item.type, raw: decoder.decode(concat(item.raw)) };
       default:
         return { ...item };
     }
@@ -84,13 +89,13 @@ function canonical(items: readonly SseItem[]): ShownItem[] {
     flushRun();
     switch (item.type) {
       case 'event':
-        out.push({ ...item, raw: hex(item.raw), data: item.data === null ? null : hex(item.data) });
+        out.push({ ...item, raw: hex(concat(item.raw)), data: item.data === null ? null : hex(item.data) });
         break;
       case 'oversized-start':
         out.push({ type: item.type, heldData: hex(item.heldData) });
         break;
       case 'tail':
-        out.push({ type: item.type, raw: hex(item.raw) });
+        out.push({ type: item.type, raw: hex(concat(item.raw)) });
         break;
       default:
         out.push({ ...item });
@@ -310,17 +315,24 @@ describe('SseFramer: memory and copies', () => {
     const chunk = bytes('data: hello\n\n');
     const [item] = new SseFramer({ maxDataBytes: Infinity }).push(chunk);
     if (item?.type !== 'event' || item.data === null) throw new Error('expected an event with data');
-    expect(item.raw.buffer).toBe(chunk.buffer);
+    expect(item.raw.map((piece) => piece.buffer)).toEqual([chunk.buffer]);
     expect(item.data.buffer).toBe(chunk.buffer);
     expect(item.data.byteOffset).toBe(chunk.byteOffset + 6);
   });
 
-  it('returns the data of a single-line event spanning chunks as a subarray of its raw bytes', () => {
-    const { items } = frameChunks([bytes('data: hel'), bytes('lo\n'), bytes('\n')]);
-    const [item] = items;
-    if (item?.type !== 'event' || item.data === null) throw new Error('expected an event with data');
-    expect(decoder.decode(item.data)).toBe('hello');
-    expect(item.data.buffer).toBe(item.raw.buffer);
+  it('returns an event spanning chunks as those chunks (no copy), its data read from one reused buffer', () => {
+    const chunks = [bytes('data: hel'), bytes('lo\n'), bytes('\n')];
+    const read = () => {
+      const framer = new SseFramer({ maxDataBytes: Infinity });
+      const [item] = chunks.flatMap((chunk) => framer.push(chunk));
+      if (item?.type !== 'event' || item.data === null) throw new Error('expected an event with data');
+      return item;
+    };
+    const first = read();
+    expect(first.raw.map((piece) => piece.buffer)).toEqual(chunks.map((chunk) => chunk.buffer));
+    expect(decoder.decode(first.data!)).toBe('hello');
+    // The next event read this way reuses the buffer: no new one per large event.
+    expect(read().data!.buffer).toBe(first.data!.buffer);
   });
 
   it('counts the bytes held of an incomplete block and releases them on dispatch', () => {
@@ -641,13 +653,13 @@ function buildStream(spec: StreamSpec): { input: Uint8Array; blocks: ExpectedBlo
 }
 
 function expectedItems(blocks: readonly ExpectedBlock[], tail: Uint8Array): SseItem[] {
-  const items: SseItem[] = blocks.map((block) => ({ type: 'event', ...block }));
-  if (tail.length > 0) items.push({ type: 'tail', raw: tail });
+  const items: SseItem[] = blocks.map((block) => ({ type: 'event', ...block, raw: [block.raw] }));
+  if (tail.length > 0) items.push({ type: 'tail', raw: [tail] });
   return items;
 }
 
 function rawOfItems(items: readonly SseItem[]): Uint8Array {
-  return concat(items.flatMap((item) => (item.type === 'event' || item.type === 'tail' ? [item.raw] : [])));
+  return concat(items.flatMap((item) => (item.type === 'event' || item.type === 'tail' ? item.raw : [])));
 }
 
 describe('SseFramer: properties', () => {
@@ -714,13 +726,13 @@ describe('SseFramer: properties', () => {
         const framer = new SseFramer(options);
         const items: SseItem[] = [];
         for (const chunk of splitAt(input, cuts)) {
-          items.push(...framer.push(chunk));
+          items.push(...framer.push(chunk).map(kept));
           expect(framer.heldBytes).toBeLessThanOrEqual(maxRawBytes + SSE_FIELD_VALUE_CAP);
           const inOversized =
             items.some((i) => i.type === 'oversized-start') && !items.some((i) => i.type === 'oversized-end');
           if (inOversized) expect(framer.heldBytes).toBeLessThanOrEqual(SSE_FIELD_VALUE_CAP);
         }
-        items.push(...framer.end());
+        items.push(...framer.end().map(kept));
 
         const start = items.findIndex((item) => item.type === 'oversized-start');
         const endIndex = items.findIndex((item) => item.type === 'oversized-end');
@@ -790,10 +802,10 @@ describe('SseFramer: properties', () => {
         const framer = new SseFramer({ maxDataBytes: Infinity, maxRawBytes });
         const items: SseItem[] = [];
         for (const chunk of splitAt(input, cuts)) {
-          items.push(...framer.push(chunk));
+          items.push(...framer.push(chunk).map(kept));
           expect(framer.heldBytes).toBeLessThanOrEqual(maxRawBytes + SSE_FIELD_VALUE_CAP);
         }
-        items.push(...framer.end());
+        items.push(...framer.end().map(kept));
 
         const shown = canonical(items);
         const options = { maxDataBytes: Infinity, maxRawBytes };
