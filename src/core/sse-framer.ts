@@ -2,8 +2,9 @@
 //
 // The proxy forwards an upstream SSE stream event by event: each complete block is reported with its
 // exact bytes (`raw`, the pieces of the chunks it came in) so it can be forwarded byte for byte, and with
-// its joined `data` so the JSON-RPC message can be measured. A block whose data or raw size crosses a bound is no longer held: it is
-// reported as 'oversized-start' / 'oversized-data'* / 'oversized-end' and never kept whole in memory.
+// its joined `data` so the JSON-RPC message can be measured. A block whose data or raw size crosses a
+// bound is no longer held: it is reported as 'oversized-start' / 'oversized-data'* / 'oversized-end' and
+// never kept whole in memory.
 //
 // Where bytes between blocks go (no byte is ever lost or duplicated):
 // - A block ends at the line ending of its terminating blank line. When that line ending is CR, the
