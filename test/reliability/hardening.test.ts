@@ -6,7 +6,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { OUTCOMES } from '../../src/core/outcome.js';
 import { connectV1Client } from '../support/clients.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { rawRequest } from '../support/raw-http.js';
 import {
   handshakeReply,
@@ -45,31 +45,7 @@ async function until(check: () => boolean, ms = 3000): Promise<void> {
 
 /** A session opened by hand (initialize + initialized), so the test owns its one GET stream. */
 async function openSession(url: string): Promise<string> {
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: MCP_POST_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'hardening', version: '1' },
-      },
-    }),
-  });
-  await init.text();
-  const sessionId = init.headers.get('mcp-session-id') ?? '';
-  const headers = { ...MCP_POST_HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
-  await (
-    await fetch(url, {
-      method: 'POST',
-      headers,
-      body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-    })
-  ).text();
-  return sessionId;
+  return (await initializeRaw(url)).sessionId ?? '';
 }
 
 async function metricValue(edge: TestEdge, series: string): Promise<number> {
