@@ -87,19 +87,16 @@ export class SseResponseInspector {
   }
 
   /**
-   * Every byte for the client goes through here. An event of the edge's own (`replacing`) must stand alone:
-   * after bytes that stop inside an event (an upstream that broke off mid-event, an unterminated tail) that
-   * event is closed first as one clients ignore. The framer also ends a CRLF block at its last CR (so
-   * CR-only streams are never delayed); the LF then opens the next block, so a replacement of that block
-   * starts with the LF and the bytes before it stay exact.
+   * An event of the edge's own must stand alone: after bytes that stop inside an event (an upstream that
+   * broke off mid-event, an unterminated tail) that event is closed first as one clients ignore. The framer
+   * also ends a CRLF block at its last CR (so CR-only streams are never delayed); the LF then opens the next
+   * block, so a replacement of that block starts with the LF and the bytes before it stay exact.
    */
-  #emit(out: Framing, piece: Uint8Array | string, replacing: boolean): void {
-    if (replacing) {
-      if (this.#sent3 === 0x0d) this.#send(out, '\n', true);
-      const closing = closingOfCutEvent(this.#sent1, this.#sent2, this.#sent3);
-      if (closing !== '') this.#send(out, closing, true);
-    }
-    this.#send(out, piece, replacing);
+  #emitOwn(out: Framing, piece: string): void {
+    if (this.#sent3 === 0x0d) this.#send(out, '\n', true);
+    const closing = closingOfCutEvent(this.#sent1, this.#sent2, this.#sent3);
+    if (closing !== '') this.#send(out, closing, true);
+    this.#send(out, piece, true);
   }
 
   /** The upstream's own bytes of a block, as the pieces they came in. */
@@ -137,7 +134,7 @@ export class SseResponseInspector {
     if (this.#sawEventId || waiting === undefined) return out;
     for (const id of waiting.ids()) {
       waiting.take(id);
-      this.#emit(out, sseErrorEvent(lostResponseMessage(id, detail)), true);
+      this.#emitOwn(out, sseErrorEvent(lostResponseMessage(id, detail)));
     }
     return out;
   }
@@ -188,7 +185,7 @@ export class SseResponseInspector {
             'SSE event framing larger than the edge holds',
           );
           const lost = lostResponseMessage(head.id ?? null, 'its SSE framing was larger than mcp-edge holds');
-          if (head.method === undefined) this.#emit(out, sseErrorEvent(lost, item.id), true);
+          if (head.method === undefined) this.#emitOwn(out, sseErrorEvent(lost, item.id));
           return;
         }
         this.#apply(verdict, undefined, item.id, out);
@@ -268,7 +265,7 @@ export class SseResponseInspector {
       if (verdict.action === 'replace') {
         kept.push(JSON.stringify(verdict.replacement));
       } else {
-        this.#emit(out, sseErrorEvent(verdict.notice), true);
+        this.#emitOwn(out, sseErrorEvent(verdict.notice));
         if (verdict.answerToSender !== undefined) out.toUpstream.push(verdict.answerToSender);
       }
     });
@@ -276,7 +273,7 @@ export class SseResponseInspector {
       this.#forward(out, raw);
     } else if (kept.length > 0) {
       const idLine = eventId !== undefined ? `id: ${eventId}\n` : '';
-      this.#emit(out, `${idLine}event: message\ndata: [${kept.join(',')}]\n\n`, true);
+      this.#emitOwn(out, `${idLine}event: message\ndata: [${kept.join(',')}]\n\n`);
     }
   }
 
@@ -291,10 +288,10 @@ export class SseResponseInspector {
         if (raw !== undefined) this.#forward(out, raw);
         return;
       case 'replace':
-        this.#emit(out, sseErrorEvent(verdict.replacement, eventId), true);
+        this.#emitOwn(out, sseErrorEvent(verdict.replacement, eventId));
         return;
       case 'drop':
-        this.#emit(out, sseErrorEvent(verdict.notice, eventId), true);
+        this.#emitOwn(out, sseErrorEvent(verdict.notice, eventId));
         if (verdict.answerToSender !== undefined) out.toUpstream.push(verdict.answerToSender);
         return;
     }
