@@ -2,6 +2,7 @@
 // result over the budget of the host that called (src/hosts). Strict like the rest of the config.
 import { z } from 'zod';
 import { HOST_CHANNELS, HOST_UNITS, type HostUnit } from '../hosts/profiles.js';
+import { DEFAULT_MAX_TOKENIZED_CHARS, MAX_PIECE_CHARS } from '../hosts/tokens.js';
 
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -53,5 +54,12 @@ export const hostBudgetsSchema = z
         z.strictObject({ action: actionSchema.optional(), tools: toolActionsSchema.optional() }),
       )
       .optional(),
+    // The most characters of one result counted in tokens (CPU per result is linear in it); past them the
+    // count is an estimate from the part counted, reported as such.
+    maxTokenizedCharacters: z
+      .number()
+      .int()
+      .min(16 * MAX_PIECE_CHARS)
+      .default(DEFAULT_MAX_TOKENIZED_CHARS),
   })
   .optional();

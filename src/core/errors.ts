@@ -238,6 +238,8 @@ export interface HostBudgetViolation {
   budget: number;
   observed: number;
   observedIsLowerBound: boolean;
+  /** `observed` was extrapolated from part of the result (hostBudgets.maxTokenizedCharacters). */
+  observedIsEstimate?: boolean | undefined;
   tenant: string;
   tool: string | undefined;
   id: JsonRpcId;
@@ -249,7 +251,7 @@ export interface HostBudgetViolation {
  */
 export function hostBudgetErrorMessage(v: HostBudgetViolation): JsonRpcErrorMessage {
   const n = (value: number) => value.toLocaleString('en-US');
-  const size = `${v.observedIsLowerBound ? 'at least ' : ''}${n(v.observed)} ${v.unit}`;
+  const size = `${v.observedIsLowerBound ? 'at least ' : v.observedIsEstimate === true ? 'about ' : ''}${n(v.observed)} ${v.unit}`;
   const what = v.tool !== undefined ? `The result of tool "${v.tool}"` : 'The tool result';
   return {
     jsonrpc: '2.0',
@@ -264,6 +266,7 @@ export function hostBudgetErrorMessage(v: HostBudgetViolation): JsonRpcErrorMess
         budget: v.budget,
         observed: v.observed,
         observedIsLowerBound: v.observedIsLowerBound,
+        ...(v.observedIsEstimate === true ? { observedIsEstimate: true } : {}),
         tenant: v.tenant,
         ...(v.tool !== undefined ? { tool: v.tool } : {}),
         enforcedBy: 'mcp-edge',

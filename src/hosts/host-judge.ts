@@ -21,7 +21,16 @@ export interface HostBudgetObservation {
   /** Largest size/budget over the host's budgets. */
   share: number;
   /** Set when the result is over a budget: what happened to it. */
-  over: { unit: HostUnit; budget: number; observed: number; action: 'refused' | 'observed' } | undefined;
+  over:
+    | {
+        unit: HostUnit;
+        budget: number;
+        observed: number;
+        /** Set when `observed` is an estimate (a token count past hostBudgets.maxTokenizedCharacters). */
+        estimated?: true;
+        action: 'refused' | 'observed';
+      }
+    | undefined;
 }
 
 /** What the judge needs of the exchange: the host table of its runtime and its tenant. */
@@ -52,7 +61,7 @@ export function judgeHostBudget(
   const profile = ctx.hosts.profile(subject.host);
   const channels = measurement.channels;
   if (profile === undefined || channels === undefined || profile.budgets.length === 0) return undefined;
-  const size = measureForHost(profile, () => resultOf(value()), channels);
+  const size = measureForHost(profile, () => resultOf(value()), channels, ctx.hosts.maxTokenizedChars);
   const over = size.over;
   const configured = over !== undefined ? ctx.hosts.action(ctx.tenant, subject.tool).action : undefined;
   const action = configured === 'refuse' && ctx.observeOnly === true ? 'observe' : configured;
@@ -67,6 +76,7 @@ export function judgeHostBudget(
             unit: over.unit,
             budget: over.limit,
             observed: over.observed,
+            ...(over.estimated ? { estimated: true as const } : {}),
             action: action === 'refuse' ? 'refused' : 'observed',
           }
         : undefined,
@@ -79,6 +89,7 @@ export function judgeHostBudget(
     budget: over.limit,
     observed: over.observed,
     observedIsLowerBound: over.lowerBound,
+    observedIsEstimate: over.estimated,
     tenant: ctx.tenant,
     tool: subject.tool,
     id: id ?? null,

@@ -9,6 +9,7 @@ import {
   type HostUnit,
   OTHER_HOST,
 } from './profiles.js';
+import { DEFAULT_MAX_TOKENIZED_CHARS } from './tokens.js';
 
 /** One entry of `hosts:` as the config schema normalizes it. */
 export interface HostConfigEntry {
@@ -29,6 +30,8 @@ interface ActionBlock {
 export interface HostBudgetsConfig extends ActionBlock {
   action: HostBudgetAction;
   tenants?: Record<string, ActionBlock> | undefined;
+  /** The most characters of one result counted in tokens; past them the count is an estimate. */
+  maxTokenizedCharacters?: number | undefined;
 }
 
 export const DEFAULT_HOST_BUDGETS: HostBudgetsConfig = { action: 'observe' };
@@ -100,6 +103,8 @@ export class HostTable {
   readonly profiles: readonly HostProfile[];
   readonly #matchers: { profile: HostProfile; patterns: RegExp[] }[];
   readonly #byName = new Map<string, HostProfile>();
+  /** hostBudgets.maxTokenizedCharacters: what one result's token count may cost is linear in it. */
+  readonly maxTokenizedChars: number;
   /** Client names already resolved: clients are few, so this stays small; bounded all the same. */
   readonly #seen = new Map<string, string>();
 
@@ -116,6 +121,7 @@ export class HostTable {
     this.profiles = [...configured, ...BUILTIN_HOST_PROFILES.filter((p) => !names.has(p.name))];
     this.#matchers = this.profiles.map((profile) => ({ profile, patterns: profile.match.map(patternRegex) }));
     for (const p of this.profiles) this.#byName.set(p.name, p);
+    this.maxTokenizedChars = budgets.maxTokenizedCharacters ?? DEFAULT_MAX_TOKENIZED_CHARS;
   }
 
   /** The host label for a client name: a profile's name, or `other`. */

@@ -5,13 +5,16 @@ import { isRecord } from '../core/bytes.js';
 import { estimateTokens } from '../core/measure.js';
 import type { ResultChannels } from '../core/types.js';
 import type { HostBudget, HostChannels, HostProfile, HostUnit } from './profiles.js';
-import { countTextTokens } from './tokens.js';
+import { countTextTokens, DEFAULT_MAX_TOKENIZED_CHARS } from './tokens.js';
 
 export interface BudgetSize {
   unit: HostUnit;
   limit: number;
   observed: number;
-  /** Not measured exactly (the result was far within the budget): an upper bound from raw bytes, tokens as bytes / 4. */
+  /**
+   * Not measured exactly: the result was far within the budget (an upper bound from raw bytes, tokens as
+   * bytes / 4), or it is longer than hostBudgets.maxTokenizedCharacters (tokens extrapolated from that many).
+   */
   estimated: boolean;
   /** Only part of the result was counted; the real size is at least `observed`. */
   lowerBound: boolean;
@@ -90,15 +93,17 @@ function lineCount(text: string): number {
   return lines;
 }
 
-function exactSize(text: string, budget: HostBudget): BudgetSize {
+function exactSize(text: string, budget: HostBudget, maxTokenizedChars: number): BudgetSize {
   const { unit, limit } = budget;
   let observed: number;
   let lowerBound = false;
+  let estimated = false;
   switch (unit) {
     case 'tokens': {
-      const count = countTextTokens(text, limit);
+      const count = countTextTokens(text, limit, maxTokenizedChars);
       observed = count.tokens;
       lowerBound = count.lowerBound;
+      estimated = count.estimated;
       break;
     }
     case 'characters':
@@ -111,17 +116,19 @@ function exactSize(text: string, budget: HostBudget): BudgetSize {
       observed = lineCount(text);
   }
   // One literal, its fields named: a spread of a shared base took V8's slow clone path.
-  return { unit, limit, estimated: false, lowerBound, observed };
+  return { unit, limit, estimated, lowerBound, observed };
 }
 
 /**
  * The result's size against each budget of `profile`. `channels` are its raw channel bytes (measure.ts);
  * `result` is the parsed `result` member, or how to get it: it is read only when the raw bound is near a budget.
+ * `maxTokenizedChars` (hostBudgets.maxTokenizedCharacters) bounds the characters counted in tokens.
  */
 export function measureForHost(
   profile: HostProfile,
   result: Record<string, unknown> | (() => Record<string, unknown>),
   channels: ResultChannels,
+  maxTokenizedChars: number = DEFAULT_MAX_TOKENIZED_CHARS,
 ): HostResultSize {
   const raw = rawBound(channels, profile.channels);
   const farWithin = profile.budgets.every((b) => boundInUnit(b.unit, raw) <= b.limit * EXACT_FROM_SHARE);
@@ -137,7 +144,7 @@ export function measureForHost(
     }));
   } else {
     const text = hostVisibleText(typeof result === 'function' ? result() : result, profile.channels);
-    sizes = profile.budgets.map((b) => exactSize(text, b));
+    sizes = profile.budgets.map((b) => exactSize(text, b, maxTokenizedChars));
   }
   let share = 0;
   let over: BudgetSize | undefined;
