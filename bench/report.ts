@@ -2,6 +2,7 @@
 // PASS or MISS for each, and every figure of mcp-edge compared with the recorded run (no figure may be worse).
 // Targets are fixed here, never relaxed by a setting.
 import type { CoreMeasureRow } from './core-measure.js';
+import { type AdversarialRow, ORDINARY_200K } from './host-budget.js';
 import type { HugeResult, IdleResult, PathId, WorkloadResult } from './run.js';
 
 export interface Verdict {
@@ -16,6 +17,8 @@ export interface Report {
   settings: Record<string, unknown>;
   notes: string[];
   core: CoreMeasureRow[] | undefined;
+  /** Section `hosts`: CPU to measure one result for a claimed host, adversarial against ordinary (issue 23). */
+  hosts?: AdversarialRow[] | undefined;
   load: WorkloadResult[];
   huge: HugeResult[];
   idle: IdleResult[];
@@ -43,6 +46,8 @@ export const TARGETS = {
   hugeGrowthMiB: 64,
   hugeErrorMs: 2000,
   idlePeakMiB: 150,
+  /** CPU to measure a 200 KB result made of one pre-token for Claude Code, over an ordinary 200 KB result's. */
+  hostAdversarialVsOrdinary: 20,
 } as const;
 
 function verdict(target: string, measured: string, pass: boolean): Verdict {
@@ -142,6 +147,19 @@ export function evaluateTargets(report: Report): Verdict[] {
         `core ${row.label} ${row.alphabet}: measure <= ${TARGETS.coreMeasureOverParse}x JSON.parse`,
         `${fixed(row.measureOverParse, 3)}x (${fixed(row.measureMBps, 0)} vs ${fixed(row.parseMBps, 0)} MB/s)`,
         row.measureOverParse <= TARGETS.coreMeasureOverParse,
+      ),
+    );
+  }
+  const hostRows = report.hosts ?? [];
+  const ordinary = hostRows.find((r) => r.result === ORDINARY_200K);
+  const adversarial = hostRows.filter((r) => r.chars === ordinary?.chars && r !== ordinary);
+  if (ordinary !== undefined && adversarial.length > 0) {
+    const worst = adversarial.reduce((a, b) => (b.vsOrdinary > a.vsOrdinary ? b : a));
+    out.push(
+      verdict(
+        `claude-code, 200 KB result of one pre-token: measuring CPU <= ${TARGETS.hostAdversarialVsOrdinary}x an ordinary 200 KB result`,
+        `${fixed(worst.vsOrdinary, 2)}x (${worst.result}: ${fixed(worst.cpuMs, 1)} vs ${fixed(ordinary.cpuMs, 1)} ms)`,
+        worst.vsOrdinary <= TARGETS.hostAdversarialVsOrdinary,
       ),
     );
   }
@@ -285,6 +303,21 @@ function coreTable(core: CoreMeasureRow[]): string {
   );
 }
 
+function hostsTable(rows: AdversarialRow[]): string {
+  return table(
+    ['result measured for claude-code', 'chars', 'bytes', 'CPU ms', 'vs ordinary', 'observed'],
+    rows.map((r) => [
+      r.result,
+      String(r.chars),
+      String(r.bytes),
+      fixed(r.cpuMs, 1),
+      `${fixed(r.vsOrdinary, 2)}x`,
+      r.observed,
+    ]),
+    (i) => i >= 1 && i <= 4,
+  );
+}
+
 function memoryTable(report: Report): string {
   const rows: string[][] = [];
   for (const h of report.huge) {
@@ -325,6 +358,7 @@ export function formatReport(report: Report): string {
   if (report.load.length > 0) parts.push('', loadTable(report.load));
   if (report.huge.length + report.idle.length > 0) parts.push('', memoryTable(report));
   if (report.core !== undefined) parts.push('', coreTable(report.core));
+  if (report.hosts !== undefined) parts.push('', hostsTable(report.hosts));
   parts.push(
     '',
     'Targets (issue 16)',

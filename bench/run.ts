@@ -8,7 +8,8 @@
 // ran seconds apart, so a busy moment of this shared machine weighs on all of them alike).
 //
 // Settings (environment): BENCH_ROUNDS (5), BENCH_SECONDS per load run (3), BENCH_IDLE_HOLD_S (60),
-// BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,load,huge,idle,stdio; stdio is
+// BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,hosts,load,huge,idle,stdio; hosts
+// is bench/host-budget.ts --adversarial, what measuring one result costs for a claimed host; stdio is
 // bench/stdio.ts, the stdio upstream beside supergateway, with its own BENCH_STDIO_* settings),
 // BENCH_WORKLOADS (all; e.g. json-1k,sse-1k), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
 // BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
@@ -29,6 +30,7 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CoreMeasureRow } from './core-measure.js';
+import type { AdversarialRow } from './host-budget.js';
 import {
   cpuMsOf,
   freePort,
@@ -62,7 +64,7 @@ const SETTINGS = {
   idleStreams: envNumber('BENCH_IDLE_STREAMS', 1000),
   probeCount: envNumber('BENCH_PROBE_COUNT', 1000),
   hugeRuns: envNumber('BENCH_HUGE_RUNS', 3),
-  sections: (process.env.BENCH_SECTIONS ?? 'core,load,huge,idle,stdio').split(','),
+  sections: (process.env.BENCH_SECTIONS ?? 'core,hosts,load,huge,idle,stdio').split(','),
   workloads: process.env.BENCH_WORKLOADS?.split(','),
   paths: process.env.BENCH_PATHS?.split(','),
   cpuProfDir: process.env.BENCH_CPU_PROF,
@@ -787,6 +789,16 @@ async function main(): Promise<void> {
       process.stderr.write('core: measureMessage vs JSON.parse\n');
       const out = await runToEnd(NODE, [join(BUILT, 'core-measure.js'), '--json'], h.log('core'), 900_000);
       report.core = JSON.parse(out) as CoreMeasureRow[];
+    }
+    if (SETTINGS.sections.includes('hosts')) {
+      process.stderr.write('hosts: measuring one result for a claimed host, adversarial against ordinary\n');
+      const out = await runToEnd(
+        NODE,
+        [join(BUILT, 'host-budget.js'), '--adversarial', '--json'],
+        h.log('hosts'),
+        900_000,
+      );
+      report.hosts = JSON.parse(out) as AdversarialRow[];
     }
     await h.startUpstream();
     if (SETTINGS.sections.includes('load')) {
