@@ -20,6 +20,7 @@ import { acceptsEventStream, clientResponseHeaders, headerValue } from '../proxy
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
+import { groupGuard } from './stdio-group-guard.js';
 import type { Upstream, UpstreamSink } from './upstream.js';
 
 /** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
@@ -132,6 +133,8 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       closing = true;
       if (sweep !== undefined) clearInterval(sweep);
       await Promise.all([...children].map((child) => child.stop('mcp-edge is shutting down')));
+      // Groups whose leader exited by itself are still being ended: mcp-edge does not exit before they are.
+      await groupGuard.settled();
     },
   };
 

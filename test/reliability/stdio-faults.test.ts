@@ -6,7 +6,7 @@ import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotoco
 import { describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
-import { isProcessAlive } from '../support/processes.js';
+import { isProcessAlive, waitFor } from '../support/processes.js';
 import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
@@ -22,15 +22,6 @@ const INITIALIZE = JSON.stringify({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await sleep(25);
-  }
-  return check();
-}
 
 describe('stdio upstream: sessions and faults', () => {
   it('gives two clients at once two children, each answering only its own calls', async () => {
