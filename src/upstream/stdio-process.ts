@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { stdioProgramName } from './stdio-command.js';
 import { groupGuard } from './stdio-group-guard.js';
-import { StderrLog } from './stdio-stderr.js';
+import { LogLimit, StderrLog } from './stdio-stderr.js';
 
 export interface StdioProcessOptions {
   spec: StdioUpstreamConfig;
@@ -48,6 +48,8 @@ export class StdioProcess {
   private groupEnded: Promise<void> | undefined;
   /** Why it could not be started (a bad command), if so. */
   startFailed: string | undefined;
+  /** The warnings for its stdout lines that are dropped (not JSON-RPC, or for no one): bounded as stderr is. */
+  readonly droppedLineLog: LogLimit;
 
   constructor(private readonly options: StdioProcessOptions) {
     const { spec } = options;
@@ -61,6 +63,11 @@ export class StdioProcess {
       shell: false,
     });
     const stderr = new StderrLog(options.log, { session: options.sessionId, program: this.program });
+    this.droppedLineLog = new LogLimit(
+      options.log,
+      { session: options.sessionId, program: this.program },
+      'stdio MCP server stdout: warnings for dropped lines',
+    );
     this.proc.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     this.proc.stdout?.on('data', (chunk: Buffer) => options.onStdout(chunk));
     this.proc.stdin?.on('error', () => {}); // EPIPE once the child is gone: its exit tells the calls.
@@ -78,6 +85,7 @@ export class StdioProcess {
       });
       this.proc.once('exit', (code, signal) => {
         stderr.flush();
+        this.droppedLineLog.summarize();
         this.end(
           signal !== null
             ? `the MCP server (${this.program}) was ended by ${signal}`

@@ -178,6 +178,32 @@ describe('stdio upstream: sessions and faults', () => {
     expect(summary?.suppressedLines).toBeGreaterThan(4800);
   });
 
+  it('logs stdout lines that are not JSON-RPC bounded, as stderr: 20,000 lines, at most 100 per window, the rest counted; the session goes on', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const connected = await connectV1Client(edge.url);
+    const started = Date.now();
+    const flood = await connected.client.callTool({ name: 'flood_stdout', arguments: { lines: 20_000 } });
+    expect(textOf(flood)).toBe('printed 20000 lines');
+    expect(textOf(await connected.client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe(
+      'after',
+    );
+    const windows = Math.ceil((Date.now() - started) / 10_000) + 1;
+    const sessionId = connected.sessionId();
+    await connected.transport.terminateSession();
+    await connected.close();
+    expect(await waitFor(() => edge.logs.some((l) => l.msg === 'stdio MCP server ended'), 3000)).toBe(true);
+    const warned = edge.logs.filter((l) =>
+      String(l.msg).includes('wrote a line that is not a JSON-RPC message'),
+    );
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.length).toBeLessThanOrEqual(100 * windows);
+    expect(warned.every((l) => l.session === sessionId)).toBe(true);
+    const summaries = edge.logs.filter((l) => String(l.msg).startsWith('stdio MCP server stdout'));
+    const suppressed = summaries.reduce((sum, l) => sum + Number(l.suppressedLines), 0);
+    // Nothing silently dropped: every line is either logged or counted.
+    expect(warned.length + suppressed).toBe(20_000);
+  });
+
   it('refuses every oversized line of a session while it streams, not at its end (id written last)', async () => {
     const edge = track(
       await startStdioEdge(STDIO_SERVERS.v1Fixture, {
