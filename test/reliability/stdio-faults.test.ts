@@ -4,8 +4,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 import { connectV1Client } from '../support/clients.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { isProcessAlive, waitFor } from '../support/processes.js';
 import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
@@ -22,6 +23,24 @@ const INITIALIZE = JSON.stringify({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
+
+/** The 503 a new session gets past a process bound: a JSON-RPC error for INITIALIZE's id naming the bound. */
+async function expectCapacityRefusal(refused: Response, bound: string, limit: number): Promise<void> {
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get('retry-after')).toBe('5');
+  const body = (await refused.json()) as {
+    id: unknown;
+    error: { code: number; message: string; data: unknown };
+  };
+  expect(body.id).toBe(1);
+  expect(body.error.code).toBe(-32600);
+  expect(body.error.message).toContain(`upstream.stdio.${bound}: ${limit}`);
+  expect(body.error.data).toMatchObject({
+    reason: 'upstream_capacity',
+    [bound]: limit,
+    enforcedBy: 'mcp-edge',
+  });
+}
 
 describe('stdio upstream: sessions and faults', () => {
   it('gives two clients at once two children, each answering only its own calls', async () => {
@@ -88,19 +107,69 @@ describe('stdio upstream: sessions and faults', () => {
     const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture, { stdioYaml: '    maxProcesses: 1' }));
     track(await connectV1Client(edge.url));
     const refused = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
-    expect(refused.status).toBe(503);
-    const body = (await refused.json()) as {
-      id: unknown;
-      error: { code: number; message: string; data: unknown };
-    };
-    expect(body.id).toBe(1);
-    expect(body.error.code).toBe(-32600);
-    expect(body.error.message).toContain('upstream.stdio.maxProcesses: 1');
-    expect(body.error.data).toMatchObject({
-      reason: 'upstream_capacity',
-      maxProcesses: 1,
-      enforcedBy: 'mcp-edge',
+    await expectCapacityRefusal(refused, 'maxProcesses', 1);
+  });
+
+  it('bounds one tenant to upstream.stdio.maxProcessesPerTenant: anonymous initializes filling their share do not stop another tenant', async () => {
+    const key = 'acme-key-0123456789';
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        stdioYaml: '    maxProcesses: 3\n    maxProcessesPerTenant: 2',
+        yaml: `tenancy: { resolve: [ { apiKey: { header: x-api-key, tenants: { acme: [${sha256Hex(key)}] } } } ] }\ntenants: { acme: {} }`,
+      }),
+    );
+    const anonymous = () => fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
+    for (const n of [1, 2]) {
+      const opened = await anonymous();
+      await opened.arrayBuffer();
+      expect(opened.status, `anonymous initialize ${n}`).toBe(200);
+    }
+    await expectCapacityRefusal(await anonymous(), 'maxProcessesPerTenant', 2);
+    expect(
+      edge.logs.some(
+        (l) =>
+          l.msg === 'stdio: no room for another MCP server process' &&
+          l.tenant === 'default' &&
+          l.bound === 'upstream.stdio.maxProcessesPerTenant',
+      ),
+    ).toBe(true);
+    // Another tenant still gets its child, and a session that works.
+    const acme = track(await connectV1Client(edge.url, { headers: { 'x-api-key': key } }));
+    expect(textOf(await acme.client.callTool({ name: 'echo', arguments: { text: 'acme' } }))).toBe('acme');
+    expect(edge.upstream.pids()).toHaveLength(3);
+  });
+
+  it('ends a session that sent no request after initialize at upstream.stdio.idleTimeoutBeforeFirstRequest; a used one stays', async () => {
+    const unusedAfterMs = 2000;
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        stdioYaml: `    idleTimeoutBeforeFirstRequest: ${unusedAfterMs}ms`,
+      }),
+    );
+    const used = track(await connectV1Client(edge.url));
+    const usedPid = Number(textOf(await used.client.callTool({ name: 'pid', arguments: {} })));
+    const opened = Date.now();
+    const { sessionId } = await initializeRaw(edge.url);
+    const unusedPid = edge.upstream.pids().find((pid) => pid !== usedPid);
+    expect(unusedPid).toBeDefined();
+    expect(await waitFor(() => !isProcessAlive(unusedPid!), unusedAfterMs + 10_000)).toBe(true);
+    // Not before its time, and the session used before it, older than that, stays.
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(unusedAfterMs);
+    expect(isProcessAlive(usedPid)).toBe(true);
+    expect(textOf(await used.client.callTool({ name: 'echo', arguments: { text: 'still' } }))).toBe('still');
+    const next = await fetch(edge.url, {
+      method: 'POST',
+      headers: { ...MCP_POST_HEADERS, 'mcp-session-id': sessionId! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
     });
+    expect(next.status).toBe(404);
+    expect(
+      edge.logs.some(
+        (l) =>
+          l.msg === 'stdio: a session that sent no request after initialize is ended' &&
+          l.session === sessionId,
+      ),
+    ).toBe(true);
   });
 
   it('a command that cannot start: /readyz is not ready, the first session gets a 502, the log names the program', async () => {
