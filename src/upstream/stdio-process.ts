@@ -156,8 +156,8 @@ export class StdioProcess {
     }
     const deadline = (this.termSentAt ?? Date.now()) + this.options.spec.killGrace;
     while (Date.now() < deadline && groupAlive(pgid)) await sleep(GROUP_POLL_MS);
-    // Nothing of it stays behind (a grandchild that ignores SIGTERM).
-    this.signal('SIGKILL');
+    // Nothing of it stays behind (a grandchild that ignores SIGTERM); an empty group's id is not signalled.
+    if (groupAlive(pgid)) this.signal('SIGKILL');
     groupGuard.remove(pgid);
   }
 

@@ -150,6 +150,9 @@ describe("stdio upstream: a child's process group does not outlive its leader, n
     expect(await waitFor(() => !isProcessRunning(run.leader), 10_000)).toBe(true);
     const leaderGone = Date.now();
     const gone = await waitFor(() => !isProcessRunning(run.grandchild), killGrace + run.margin);
+    process.stdout.write(
+      `leader exited by itself (killGrace ${killGrace} ms): grandchild gone ${Date.now() - leaderGone} ms later\n`,
+    );
     expect(
       gone,
       `grandchild ${run.grandchild} still running ${Date.now() - leaderGone} ms after its leader exited`,
@@ -178,6 +181,9 @@ describe("stdio upstream: a child's process group does not outlive its leader, n
     const gone = await waitFor(
       () => !isProcessRunning(run.leader) && !isProcessRunning(run.grandchild),
       killGrace + run.margin,
+    );
+    process.stdout.write(
+      `after the edge's SIGKILL (killGrace ${killGrace} ms): leader and grandchild gone ${Date.now() - killed} ms later\n`,
     );
     expect(
       gone,
