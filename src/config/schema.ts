@@ -468,8 +468,13 @@ const stdioSchema = z.strictObject({
   cwd: z.string().min(1, { error: 'must not be empty' }).optional(),
   // A session's child with no request for this long is ended (its client re-initializes).
   idleTimeout: durationSchema.default(15 * 60_000),
+  // A session that has sent no request since its initialize is ended this long after it; 0: only idleTimeout.
+  idleTimeoutBeforeFirstRequest: durationSchema.default(60_000),
   // Children alive at once (sessions and the sessionless pools); past it a new one gets a 503.
   maxProcesses: z.number().int().min(1).default(64),
+  // Children one tenant may have alive at once. Default: half of maxProcesses, rounded up; all of them
+  // when tenancy.resolve is empty (every request is then one tenant's): processesPerTenant in stdio-upstream.ts.
+  maxProcessesPerTenant: z.number().int().min(1).optional(),
   // After SIGTERM, how long a child has to exit before SIGKILL.
   killGrace: durationSchema.default(5_000),
   // false: every call is answered as an SSE stream, as the MCP SDK's Streamable HTTP server answers.

@@ -275,15 +275,21 @@ export function hostBudgetErrorMessage(v: HostBudgetViolation): JsonRpcErrorMess
   };
 }
 
-/** A stdio upstream has as many children as upstream.stdio.maxProcesses allows: a new session must wait. */
-export function processLimitRefusal(id: JsonRpcId, maxProcesses: number): EdgeHttpError {
+/** The bound on stdio children a new session ran into: all of them, or its tenant's. */
+export type ProcessBound =
+  | { key: 'maxProcesses'; limit: number }
+  | { key: 'maxProcessesPerTenant'; limit: number };
+
+/** A stdio upstream has as many children as the bound allows (upstream.stdio.<key>): a new session must wait. */
+export function processLimitRefusal(id: JsonRpcId, bound: ProcessBound): EdgeHttpError {
+  const [forWhom, ofWhom] = bound.key === 'maxProcesses' ? ['', ''] : [' for your tenant', ' of your tenant'];
   const body: JsonRpcErrorMessage = {
     jsonrpc: '2.0',
     id,
     error: {
       code: CODE_REQUEST_REFUSED,
-      message: `mcp-edge runs as many stdio MCP server processes as it may (upstream.stdio.maxProcesses: ${maxProcesses}, set by the mcp-edge operator); try again once a session has ended`,
-      data: { reason: 'upstream_capacity', maxProcesses, enforcedBy: 'mcp-edge' },
+      message: `mcp-edge runs as many stdio MCP server processes${forWhom} as it may (upstream.stdio.${bound.key}: ${bound.limit}, set by the mcp-edge operator); try again once a session${ofWhom} has ended`,
+      data: { reason: 'upstream_capacity', [bound.key]: bound.limit, enforcedBy: 'mcp-edge' },
     },
   };
   return { status: 503, headers: { ...JSON_HEADERS, 'retry-after': '5' }, body: JSON.stringify(body) };

@@ -321,10 +321,7 @@ export class StdioChild {
   /** A message no call and no GET stream can take: logged, and a request among them answered for the child. */
   private undeliverable(envelope: LineEnvelope, bytes: number): void {
     const { what, why } = undeliverable(envelope);
-    this.options.log.warn(
-      { session: this.options.sessionId, program: this.program, message: what, bytes },
-      why,
-    );
+    this.proc.droppedLineLog.write('warn', { message: what, bytes }, why);
     if (envelope.method !== undefined && envelope.id !== undefined) {
       // A request nobody can answer: the child hears so, rather than waiting.
       this.write([noStreamAnswer(envelope.id)]);

@@ -8,7 +8,7 @@ import { type PassThrough, Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
-import { edgeRefusal, processLimitRefusal } from '../core/errors.js';
+import { edgeRefusal, type ProcessBound, processLimitRefusal } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
@@ -20,6 +20,7 @@ import { acceptsEventStream, clientResponseHeaders, headerValue } from '../proxy
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
+import { groupGuard } from './stdio-group-guard.js';
 import type { Upstream, UpstreamSink } from './upstream.js';
 
 /** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
@@ -43,9 +44,24 @@ export function childEnvironment(
   return { ...env, ...spec.env };
 }
 
+/**
+ * upstream.stdio.maxProcessesPerTenant, or its default: half of maxProcesses, rounded up, so that one tenant
+ * (the anonymous one, say) cannot take every process; all of them when tenancy.resolve is empty, as every
+ * request is then one tenant's.
+ */
+export function processesPerTenant(config: EdgeConfig): number {
+  const stdio = config.upstream.stdio;
+  if (stdio === undefined) return 0;
+  if (stdio.maxProcessesPerTenant !== undefined) return stdio.maxProcessesPerTenant;
+  return config.tenancy.resolve.length === 0 ? stdio.maxProcesses : Math.ceil(stdio.maxProcesses / 2);
+}
+
 interface Session {
   child: StdioChild;
   tenant: string;
+  openedAt: number;
+  /** A request has come since initialize: upstream.stdio.idleTimeoutBeforeFirstRequest no longer applies. */
+  used: boolean;
 }
 
 export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
@@ -57,6 +73,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   const sessions = new Map<string, Session>();
   const pools = new Map<string, StdioChild>();
   const children = new Set<StdioChild>();
+  /** Children alive per tenant (sessions and its sessionless pool), for maxProcessesPerTenant. */
+  const perTenant = new Map<string, number>();
+  const maxPerTenant = processesPerTenant(config);
   let startFailure: string | undefined;
   let closing = false;
   let sweep: NodeJS.Timeout | undefined;
@@ -75,6 +94,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       },
       onExit: (gone) => {
         children.delete(gone);
+        const left = (perTenant.get(exchange.tenant) ?? 1) - 1;
+        if (left > 0) perTenant.set(exchange.tenant, left);
+        else perTenant.delete(exchange.tenant);
         if (gone.failedToStart !== undefined) startFailure = gone.failedToStart;
         if (sessionId !== undefined) sessions.delete(sessionId);
         else if (pools.get(exchange.tenant) === gone) pools.delete(exchange.tenant);
@@ -84,15 +106,43 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       },
     });
     children.add(child);
-    if (sessionId !== undefined) sessions.set(sessionId, { child, tenant: exchange.tenant });
-    else pools.set(exchange.tenant, child);
+    perTenant.set(exchange.tenant, (perTenant.get(exchange.tenant) ?? 0) + 1);
+    if (sessionId !== undefined) {
+      sessions.set(sessionId, { child, tenant: exchange.tenant, openedAt: Date.now(), used: false });
+    } else {
+      pools.set(exchange.tenant, child);
+    }
     return child;
+  }
+
+  /** The bound a new child of this tenant would cross, if any. */
+  function boundReached(tenant: string): ProcessBound | undefined {
+    if (children.size >= spec.maxProcesses) return { key: 'maxProcesses', limit: spec.maxProcesses };
+    if ((perTenant.get(tenant) ?? 0) >= maxPerTenant)
+      return { key: 'maxProcessesPerTenant', limit: maxPerTenant };
+    return undefined;
   }
 
   function endIdle(): void {
     const now = Date.now();
+    const unusedAfter = spec.idleTimeoutBeforeFirstRequest;
+    if (unusedAfter > 0) {
+      for (const [sessionId, session] of sessions) {
+        const { child } = session;
+        if (session.used || !child.alive || child.inFlight > 0 || now - session.openedAt < unusedAfter)
+          continue;
+        log.info(
+          { session: sessionId, tenant: session.tenant, program, idleTimeoutBeforeFirstRequest: unusedAfter },
+          'stdio: a session that sent no request after initialize is ended',
+        );
+        void child.stop(
+          `no request since initialize for ${unusedAfter} ms (upstream.stdio.idleTimeoutBeforeFirstRequest)`,
+        );
+      }
+    }
+    if (spec.idleTimeout <= 0) return;
     for (const child of children) {
-      if (child.inFlight === 0 && now - child.lastActivity >= spec.idleTimeout) {
+      if (child.alive && child.inFlight === 0 && now - child.lastActivity >= spec.idleTimeout) {
         void child.stop(`no request for ${spec.idleTimeout} ms (upstream.stdio.idleTimeout)`);
       }
     }
@@ -110,8 +160,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         },
       });
       app.addHook('onClose', async () => upstream.close());
-      if (spec.idleTimeout > 0) {
-        sweep = setInterval(endIdle, Math.min(5000, Math.max(50, spec.idleTimeout / 4)));
+      const timeouts = [spec.idleTimeout, spec.idleTimeoutBeforeFirstRequest].filter((ms) => ms > 0);
+      if (timeouts.length > 0) {
+        sweep = setInterval(endIdle, Math.min(5000, Math.max(50, Math.min(...timeouts) / 4)));
         sweep.unref();
       }
     },
@@ -132,6 +183,8 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       closing = true;
       if (sweep !== undefined) clearInterval(sweep);
       await Promise.all([...children].map((child) => child.stop('mcp-edge is shutting down')));
+      // Groups whose leader exited by itself are still being ended: mcp-edge does not exit before they are.
+      await groupGuard.settled();
     },
   };
 
@@ -183,13 +236,14 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       sendEdgeError(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
       return undefined;
     }
-    if (children.size >= spec.maxProcesses) {
+    const bound = boundReached(exchange.tenant);
+    if (bound !== undefined) {
       const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
       log.warn(
-        { tenant: exchange.tenant, program, maxProcesses: spec.maxProcesses },
+        { tenant: exchange.tenant, program, bound: `upstream.stdio.${bound.key}`, limit: bound.limit },
         'stdio: no room for another MCP server process',
       );
-      sendEdgeError(reply, processLimitRefusal(id, spec.maxProcesses));
+      sendEdgeError(reply, processLimitRefusal(id, bound));
       return undefined;
     }
     return spawnChild(exchange, initialize ? randomUUID() : undefined);
@@ -251,6 +305,10 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     const initialize = ids.some((id) => exchange.pending.peek(id)?.method === 'initialize');
     const child = childFor(reply, exchange, sessionId, initialize);
     if (child === undefined) return;
+    if (sessionId !== undefined && ids.length > 0) {
+      const session = sessions.get(sessionId);
+      if (session !== undefined) session.used = true;
+    }
     if (!child.acceptsInput) {
       sink.fail(reply, 'timeout', `the MCP server (${program}) is not reading its input`);
       return;

@@ -4,9 +4,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 import { connectV1Client } from '../support/clients.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
-import { isProcessAlive } from '../support/processes.js';
+import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { isProcessAlive, waitFor } from '../support/processes.js';
 import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
@@ -23,13 +24,22 @@ const INITIALIZE = JSON.stringify({
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
 
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await sleep(25);
-  }
-  return check();
+/** The 503 a new session gets past a process bound: a JSON-RPC error for INITIALIZE's id naming the bound. */
+async function expectCapacityRefusal(refused: Response, bound: string, limit: number): Promise<void> {
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get('retry-after')).toBe('5');
+  const body = (await refused.json()) as {
+    id: unknown;
+    error: { code: number; message: string; data: unknown };
+  };
+  expect(body.id).toBe(1);
+  expect(body.error.code).toBe(-32600);
+  expect(body.error.message).toContain(`upstream.stdio.${bound}: ${limit}`);
+  expect(body.error.data).toMatchObject({
+    reason: 'upstream_capacity',
+    [bound]: limit,
+    enforcedBy: 'mcp-edge',
+  });
 }
 
 describe('stdio upstream: sessions and faults', () => {
@@ -97,19 +107,69 @@ describe('stdio upstream: sessions and faults', () => {
     const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture, { stdioYaml: '    maxProcesses: 1' }));
     track(await connectV1Client(edge.url));
     const refused = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
-    expect(refused.status).toBe(503);
-    const body = (await refused.json()) as {
-      id: unknown;
-      error: { code: number; message: string; data: unknown };
-    };
-    expect(body.id).toBe(1);
-    expect(body.error.code).toBe(-32600);
-    expect(body.error.message).toContain('upstream.stdio.maxProcesses: 1');
-    expect(body.error.data).toMatchObject({
-      reason: 'upstream_capacity',
-      maxProcesses: 1,
-      enforcedBy: 'mcp-edge',
+    await expectCapacityRefusal(refused, 'maxProcesses', 1);
+  });
+
+  it('bounds one tenant to upstream.stdio.maxProcessesPerTenant: anonymous initializes filling their share do not stop another tenant', async () => {
+    const key = 'acme-key-0123456789';
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        stdioYaml: '    maxProcesses: 3\n    maxProcessesPerTenant: 2',
+        yaml: `tenancy: { resolve: [ { apiKey: { header: x-api-key, tenants: { acme: [${sha256Hex(key)}] } } } ] }\ntenants: { acme: {} }`,
+      }),
+    );
+    const anonymous = () => fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
+    for (const n of [1, 2]) {
+      const opened = await anonymous();
+      await opened.arrayBuffer();
+      expect(opened.status, `anonymous initialize ${n}`).toBe(200);
+    }
+    await expectCapacityRefusal(await anonymous(), 'maxProcessesPerTenant', 2);
+    expect(
+      edge.logs.some(
+        (l) =>
+          l.msg === 'stdio: no room for another MCP server process' &&
+          l.tenant === 'default' &&
+          l.bound === 'upstream.stdio.maxProcessesPerTenant',
+      ),
+    ).toBe(true);
+    // Another tenant still gets its child, and a session that works.
+    const acme = track(await connectV1Client(edge.url, { headers: { 'x-api-key': key } }));
+    expect(textOf(await acme.client.callTool({ name: 'echo', arguments: { text: 'acme' } }))).toBe('acme');
+    expect(edge.upstream.pids()).toHaveLength(3);
+  });
+
+  it('ends a session that sent no request after initialize at upstream.stdio.idleTimeoutBeforeFirstRequest; a used one stays', async () => {
+    const unusedAfterMs = 2000;
+    const edge = track(
+      await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+        stdioYaml: `    idleTimeoutBeforeFirstRequest: ${unusedAfterMs}ms`,
+      }),
+    );
+    const used = track(await connectV1Client(edge.url));
+    const usedPid = Number(textOf(await used.client.callTool({ name: 'pid', arguments: {} })));
+    const opened = Date.now();
+    const { sessionId } = await initializeRaw(edge.url);
+    const unusedPid = edge.upstream.pids().find((pid) => pid !== usedPid);
+    expect(unusedPid).toBeDefined();
+    expect(await waitFor(() => !isProcessAlive(unusedPid!), unusedAfterMs + 10_000)).toBe(true);
+    // Not before its time, and the session used before it, older than that, stays.
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(unusedAfterMs);
+    expect(isProcessAlive(usedPid)).toBe(true);
+    expect(textOf(await used.client.callTool({ name: 'echo', arguments: { text: 'still' } }))).toBe('still');
+    const next = await fetch(edge.url, {
+      method: 'POST',
+      headers: { ...MCP_POST_HEADERS, 'mcp-session-id': sessionId! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
     });
+    expect(next.status).toBe(404);
+    expect(
+      edge.logs.some(
+        (l) =>
+          l.msg === 'stdio: a session that sent no request after initialize is ended' &&
+          l.session === sessionId,
+      ),
+    ).toBe(true);
   });
 
   it('a command that cannot start: /readyz is not ready, the first session gets a 502, the log names the program', async () => {
@@ -185,6 +245,32 @@ describe('stdio upstream: sessions and faults', () => {
     expect(lines.every((l) => String(l.stderr).length <= 2048)).toBe(true);
     const summary = edge.logs.find((l) => typeof l.suppressedLines === 'number');
     expect(summary?.suppressedLines).toBeGreaterThan(4800);
+  });
+
+  it('logs stdout lines that are not JSON-RPC bounded, as stderr: 20,000 lines, at most 100 per window, the rest counted; the session goes on', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const connected = await connectV1Client(edge.url);
+    const started = Date.now();
+    const flood = await connected.client.callTool({ name: 'flood_stdout', arguments: { lines: 20_000 } });
+    expect(textOf(flood)).toBe('printed 20000 lines');
+    expect(textOf(await connected.client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe(
+      'after',
+    );
+    const windows = Math.ceil((Date.now() - started) / 10_000) + 1;
+    const sessionId = connected.sessionId();
+    await connected.transport.terminateSession();
+    await connected.close();
+    expect(await waitFor(() => edge.logs.some((l) => l.msg === 'stdio MCP server ended'), 3000)).toBe(true);
+    const warned = edge.logs.filter((l) =>
+      String(l.msg).includes('wrote a line that is not a JSON-RPC message'),
+    );
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.length).toBeLessThanOrEqual(100 * windows);
+    expect(warned.every((l) => l.session === sessionId)).toBe(true);
+    const summaries = edge.logs.filter((l) => String(l.msg).startsWith('stdio MCP server stdout'));
+    const suppressed = summaries.reduce((sum, l) => sum + Number(l.suppressedLines), 0);
+    // Nothing silently dropped: every line is either logged or counted.
+    expect(warned.length + suppressed).toBe(20_000);
   });
 
   it('refuses every oversized line of a session while it streams, not at its end (id written last)', async () => {

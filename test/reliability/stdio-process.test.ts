@@ -1,18 +1,26 @@
 // The stdio upstream as an operator runs it: mcp-edge as its own process (the CLI), its memory read from
 // /proc. A child that writes a 1 GiB line against a 4 MiB ceiling costs the edge O(ceiling); SIGTERM lets
-// the in-flight call finish, then ends every child and grandchild (checked by PID in the process table).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+// the in-flight call finish, then ends every child and grandchild (checked by PID in the process table);
+// a grandchild does not outlive its leader's own exit, nor the edge's SIGTERM or SIGKILL.
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
-import { trackHandles } from '../support/handles.js';
-import { type ChildHandle, isProcessAlive, spawnTsx } from '../support/processes.js';
+import { initializeRaw, trackHandles } from '../support/handles.js';
+import {
+  type ChildHandle,
+  isProcessAlive,
+  isProcessRunning,
+  REPO_ROOT,
+  spawnTsx,
+  waitFor,
+} from '../support/processes.js';
 import { STDIO_SERVERS, stdioEdgeYaml } from '../support/stdio-edge.js';
 
-const { track } = trackHandles();
+const { track, defer } = trackHandles();
 const MiB = 1024 * 1024;
 
 function textOf(result: unknown): string {
@@ -27,13 +35,39 @@ function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(match[1]) * 1024;
 }
 
-async function startEdgeProcess(yaml: string): Promise<{ handle: ChildHandle; url: string }> {
+async function startEdgeProcess(
+  yaml: string,
+): Promise<{ handle: ChildHandle; url: string; startedInMs: number }> {
   const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-stdio-')), 'edge.yaml');
   writeFileSync(file, yaml);
+  const started = Date.now();
   const handle = spawnTsx('src/cli.ts', ['--config', file]);
   track({ stop: () => handle.stop({ timeoutMs: 5000 }) });
   const [, url] = await handle.waitForLine(/mcp-edge serving (http:\/\/[^"\s]+)/, { timeoutMs: 20_000 });
-  return { handle, url: url! };
+  return { handle, url: url!, startedInMs: Date.now() - started };
+}
+
+const FORKING_SERVER = join(REPO_ROOT, 'test/fixtures/stdio-forking-server.ts');
+
+/**
+ * An edge (its own process) whose stdio server is the forking fixture, one session opened: the leader's and
+ * the grandchild's pids, each killed after the test if still there. `margin`: how late past killGrace an
+ * end may come on this machine now, from how long the edge took to start.
+ */
+async function forkingSession(killGraceMs: number, ...fixtureArgs: string[]) {
+  const pidFile = join(mkdtempSync(join(tmpdir(), 'mcp-edge-fork-')), 'pids');
+  const command = [process.execPath, '--import', 'tsx', FORKING_SERVER, pidFile, ...fixtureArgs];
+  const edge = await startEdgeProcess(
+    stdioEdgeYaml(command, { stdioYaml: `    killGrace: ${killGraceMs}ms` }),
+  );
+  const session = initializeRaw(edge.url).catch((err: unknown) => err);
+  expect(await waitFor(() => existsSync(pidFile), 20_000)).toBe(true);
+  const [leader, grandchild] = readFileSync(pidFile, 'utf8').split(' ').map(Number) as [number, number];
+  defer(async () => {
+    for (const pid of [leader, grandchild]) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  await session;
+  return { ...edge, leader, grandchild, margin: Math.max(2000, 2 * edge.startedInMs) };
 }
 
 describe('stdio upstream: memory and shutdown, with mcp-edge as its own process', () => {
@@ -106,5 +140,54 @@ describe('stdio upstream: memory and shutdown, with mcp-edge as its own process'
     expect(pids.filter(isProcessAlive)).toEqual([]);
     await a.close();
     await b.close();
+  }, 60_000);
+});
+
+describe("stdio upstream: a child's process group does not outlive its leader, nor the edge", () => {
+  it('the leader exits by itself: the grandchild it left (ignoring SIGTERM) is gone within killGrace', async () => {
+    const killGrace = 1000;
+    const run = await forkingSession(killGrace, 'exit', 'grandchild-ignores-term');
+    expect(await waitFor(() => !isProcessRunning(run.leader), 10_000)).toBe(true);
+    const leaderGone = Date.now();
+    const gone = await waitFor(() => !isProcessRunning(run.grandchild), killGrace + run.margin);
+    process.stdout.write(
+      `leader exited by itself (killGrace ${killGrace} ms): grandchild gone ${Date.now() - leaderGone} ms later\n`,
+    );
+    expect(
+      gone,
+      `grandchild ${run.grandchild} still running ${Date.now() - leaderGone} ms after its leader exited`,
+    ).toBe(true);
+    await run.handle.waitForLine(/left processes in its group: ending them/);
+  }, 60_000);
+
+  it("the edge's SIGTERM after the leader exited by itself: the edge exits only once the grandchild is gone", async () => {
+    // A grace longer than the test waits for the leader: the edge's shutdown, not a timer that ran out, decides.
+    const killGrace = 3000;
+    const run = await forkingSession(killGrace, 'exit', 'grandchild-ignores-term');
+    expect(await waitFor(() => !isProcessRunning(run.leader), 10_000)).toBe(true);
+    run.handle.child.kill('SIGTERM');
+    const exit = await run.handle.exited;
+    expect(exit.code).toBe(0);
+    expect(isProcessRunning(run.grandchild)).toBe(false);
+  }, 60_000);
+
+  it("the edge's SIGKILL: a leader and grandchild that ignore SIGTERM and stdin's EOF are gone within killGrace", async () => {
+    const killGrace = 1000;
+    const run = await forkingSession(killGrace, 'stay', 'grandchild-ignores-term', 'leader-ignores-term');
+    expect(isProcessRunning(run.leader) && isProcessRunning(run.grandchild)).toBe(true);
+    run.handle.child.kill('SIGKILL');
+    await run.handle.exited;
+    const killed = Date.now();
+    const gone = await waitFor(
+      () => !isProcessRunning(run.leader) && !isProcessRunning(run.grandchild),
+      killGrace + run.margin,
+    );
+    process.stdout.write(
+      `after the edge's SIGKILL (killGrace ${killGrace} ms): leader and grandchild gone ${Date.now() - killed} ms later\n`,
+    );
+    expect(
+      gone,
+      `after ${Date.now() - killed} ms: leader ${isProcessRunning(run.leader) ? 'alive' : 'gone'}, grandchild ${isProcessRunning(run.grandchild) ? 'alive' : 'gone'}`,
+    ).toBe(true);
   }, 60_000);
 });

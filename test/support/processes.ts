@@ -1,5 +1,7 @@
 // Child processes for CLI and peer tests: spawned by handle, output captured, stopped by that same handle.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (where node_modules and package.json are). */
@@ -162,4 +164,27 @@ export function isProcessAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * Whether a process with this pid runs (Linux): a zombie, killed and waiting for its parent (or init) to
+ * reap it, does not, though signal 0 still reaches it.
+ */
+export function isProcessRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` until it holds or `timeoutMs` passes: whether it held. */
+export async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await sleep(25);
+  }
+  return check();
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { describeUpstream } from '../../src/config/explain.js';
 import { ConfigError, defaultConfig, parseConfigText } from '../../src/config/load.js';
 import { formatEffectiveConfig } from '../../src/config/print.js';
-import { childEnvironment } from '../../src/upstream/stdio-upstream.js';
+import { childEnvironment, processesPerTenant } from '../../src/upstream/stdio-upstream.js';
 
 function problemsOf(text: string): ConfigError['problems'] {
   try {
@@ -26,6 +26,7 @@ describe('upstream.stdio', () => {
       command: ['node', 'server.js', '--flag'],
       env: {},
       idleTimeout: 15 * 60_000,
+      idleTimeoutBeforeFirstRequest: 60_000,
       maxProcesses: 64,
       killGrace: 5000,
       jsonResponse: false,
@@ -77,6 +78,20 @@ describe('upstream.stdio', () => {
       'stdio server "node" (2 argument(s); env: API_TOKEN, MODE; one process per session, at most 64)',
     );
     expect(described).not.toContain('server.js');
+  });
+
+  it('maxProcessesPerTenant: as given; by default half of maxProcesses, or all of them with one tenant (no tenancy.resolve)', () => {
+    const perTenant = (...lines: string[]) =>
+      processesPerTenant(parseConfigText([...STDIO, ...lines].join('\n'), 'edge.yaml', {}).config);
+    const apiKeys = [
+      `tenancy: { resolve: [ { apiKey: { tenants: { acme: ["${'a'.repeat(64)}"] } } } ] }`,
+      'tenants: { acme: {} }',
+    ];
+    expect(perTenant()).toBe(64);
+    expect(perTenant('    maxProcesses: 7')).toBe(7);
+    expect(perTenant(...apiKeys)).toBe(32);
+    expect(perTenant('    maxProcesses: 7', ...apiKeys)).toBe(4);
+    expect(perTenant('    maxProcessesPerTenant: 5', ...apiKeys)).toBe(5);
   });
 
   it('is what --stdio -- ARGV builds', () => {
