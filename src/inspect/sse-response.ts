@@ -146,6 +146,10 @@ export class SseResponseInspector {
       case 'event':
         if (item.data === null) {
           this.#forward(out, item.raw);
+        } else if (item.data.length === 0) {
+          // Empty data (2025-11-25's priming event: an id and `data:`): clients dispatch no message for it.
+          this.onEvent?.();
+          this.#forward(out, item.raw);
         } else {
           this.onEvent?.();
           this.#handleEvent(item.raw, item.data, item.id, out);
