@@ -148,6 +148,7 @@ export function judgeContext(
       },
       answered: undefined,
       answeredInSession: session?.toClient,
+      answeredBefore: undefined,
       remember: (id: JsonRpcId, subject: MessageSubject) => {
         exchange.pending.remember(id, subject);
         exchange.waiting.push(id);
@@ -165,6 +166,7 @@ export function judgeContext(
     noteHost: undefined,
     answered: exchange.pending,
     answeredInSession: session?.toServer,
+    answeredBefore: session?.answered,
     remember:
       session !== undefined
         ? (id: JsonRpcId, subject: MessageSubject) => {
