@@ -1,8 +1,8 @@
 // Facts that outlive one HTTP exchange, per MCP session: the requests each side still waits on (answers
-// can arrive on a GET or a resumed stream), the answers already sent (a resumed stream can replay them)
-// and the pages of each listing. A session is kept only once the upstream has accepted it (a 2xx answer
-// for its id), so made-up session ids cost nothing; the whole store is bounded in sessions and in bytes,
-// oldest session first.
+// can arrive on a GET or a resumed stream), the answers already sent (a resumed stream can replay them),
+// the GET streams it holds open and the pages of each listing. A session is kept only once the upstream
+// has accepted it (a 2xx answer for its id), so made-up session ids cost nothing; the whole store is
+// bounded in sessions and in bytes, oldest session first.
 import { AnsweredRequests } from './answered-requests.js';
 import { type ByteTally, PendingRequests, type PendingRequestsLimits } from './pending-requests.js';
 
@@ -13,6 +13,8 @@ export interface SessionState {
   toClient: PendingRequests;
   /** Answers the server sent in resumable events, and the events the edge replaced (replays are judged by them). */
   answered: AnsweredRequests;
+  /** GET streams (standalone or resumed) of this session the edge relays now. */
+  getStreams: number;
   /** Pages requested per listing method (the pagination guard). */
   pages: Map<string, number>;
   /** The host label its initialize's clientInfo named (src/hosts), for the session's later exchanges. */
@@ -96,6 +98,7 @@ export class SessionStore {
           this.now,
           this.#tally,
         ),
+        getStreams: 0,
         pages: new Map(),
         host: undefined,
         lastSeen: 0,
@@ -135,4 +138,24 @@ export class SessionStore {
       this.forget(id);
     }
   }
+}
+
+/** The session holds `max` GET streams open already. */
+export function getStreamsFull(session: SessionState, max: number): boolean {
+  return session.getStreams >= max;
+}
+
+/**
+ * One more GET stream for this session, within `max` at once: its release (idempotent), or undefined at the
+ * bound. A client that resumes after every refusal cannot grow what one session holds open.
+ */
+export function openGetStream(session: SessionState, max: number): (() => void) | undefined {
+  if (getStreamsFull(session, max)) return undefined;
+  session.getStreams++;
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    session.getStreams--;
+  };
 }

@@ -5,7 +5,7 @@ import type { LimitPolicy, LimitViolation } from '../../src/core/types.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
 import type { InspectionObserver } from '../../src/inspect/observer.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
-import { type SessionState, SessionStore } from '../../src/inspect/session-store.js';
+import { openGetStream, type SessionState, SessionStore } from '../../src/inspect/session-store.js';
 import { type InspectorOutput, SseResponseInspector } from '../../src/inspect/sse-response.js';
 
 const enc = new TextEncoder();
@@ -150,7 +150,19 @@ describe('a replayed answer meets the ceiling of its request', () => {
   });
 });
 
-describe('the answers kept for replays are bounded', () => {
+describe('the session state behind resumed streams is bounded', () => {
+  it('one session holds at most max GET streams; a release frees its slot once', () => {
+    const session = new SessionStore().accept('s');
+    const releases = [openGetStream(session, 2), openGetStream(session, 2)];
+    expect(releases.every((r) => r !== undefined)).toBe(true);
+    expect(openGetStream(session, 2)).toBeUndefined();
+    releases[0]?.();
+    releases[0]?.();
+    expect(session.getStreams).toBe(1);
+    expect(openGetStream(session, 2)).toBeDefined();
+    expect(openGetStream(session, 2)).toBeUndefined();
+  });
+
   it('answers kept for replays are capped per session and shed before the store drops any session', () => {
     const store = new SessionStore({
       maxSessions: 100,
