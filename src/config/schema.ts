@@ -698,6 +698,8 @@ export const edgeConfigSchema = z
           })
           .prefault({}),
         maxHeaderBytes: sizeAtLeast(1024).default(16 * 1024),
+        // GET streams (standalone or resumed) one session may hold open at once; past it a GET gets a 405.
+        maxGetStreamsPerSession: z.number().int().min(1).default(16),
         // The upstream's address and socket errors in 502/504 answers; they are always in the log.
         exposeUpstreamErrors: z.boolean().default(false),
       })

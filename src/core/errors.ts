@@ -22,7 +22,8 @@ export type EdgeErrorReason =
   | 'pagination_bound_exceeded'
   | 'host_budget_exceeded'
   | 'shutting_down'
-  | 'upstream_capacity';
+  | 'upstream_capacity'
+  | 'session_streams_exceeded';
 
 export interface JsonRpcErrorMessage {
   jsonrpc: '2.0';
@@ -294,3 +295,27 @@ export function processLimitRefusal(id: JsonRpcId, bound: ProcessBound): EdgeHtt
   };
   return { status: 503, headers: { ...JSON_HEADERS, 'retry-after': '5' }, body: JSON.stringify(body) };
 }
+
+/**
+ * A GET past server.maxGetStreamsPerSession for its session. 405 is what the MCP transport gives a client for
+ * a GET stream it cannot have: both SDK clients take it quietly (no reconnection loop), and the body says why.
+ */
+export function getStreamLimitRefusal(maxGetStreamsPerSession: number): EdgeHttpError {
+  return edgeRefusal(
+    405,
+    'session_streams_exceeded',
+    `this session has ${maxGetStreamsPerSession} GET streams open already (server.maxGetStreamsPerSession, set by the mcp-edge operator); close one before opening another`,
+    null,
+    { allow: 'POST, DELETE' },
+  );
+}
+
+/**
+ * A GET that resumes a call's stream after the answer the edge replaced, which ended that stream: nothing can
+ * follow it. 204 is SSE's "do not reconnect" (WHATWG EventSource); both SDK clients end the resumption there.
+ */
+export const STREAM_COMPLETE_ANSWER: EdgeHttpError = Object.freeze({
+  status: 204,
+  headers: {},
+  body: '',
+}) as EdgeHttpError;

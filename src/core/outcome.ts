@@ -9,6 +9,8 @@ export const OUTCOMES = [
   'refused',
   /** A list request past pagination.maxPagesPerListing, answered by the edge. */
   'pagination_bound',
+  /** A GET resuming a call's stream whose last answer the edge had replaced: answered 204 by the edge. */
+  'stream_complete',
   /** The client went away before its answer was complete. */
   'client_closed',
   /** mcp-edge's shutdown ended the exchange (a GET stream, or a call past the grace period). */

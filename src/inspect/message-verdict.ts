@@ -16,6 +16,7 @@ import type {
   MessageSubject,
 } from '../core/types.js';
 import { type HostJudgeContext, judgeHostBudget } from '../hosts/host-judge.js';
+import type { AnsweredRequests } from './answered-requests.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
 import { describedTools, hostOfRequest, type ToolAnswerError, toolAnswerError } from './tool-answers.js';
@@ -31,6 +32,11 @@ export interface JudgeContext {
   answered: PendingRequests | undefined;
   /** The same for the whole session (GET and resumed streams), when there is a session. */
   answeredInSession: PendingRequests | undefined;
+  /**
+   * Responses in a session: answers the server already sent. An answer in an event with an id is kept here,
+   * so a replay of it (a resumed or GET stream, where no request waits) meets the same ceiling.
+   */
+  answeredBefore?: AnsweredRequests | undefined;
   /** Where requests seen in this direction are remembered, so their answers can be attributed. */
   remember: ((id: JsonRpcId, subject: MessageSubject) => void) | undefined;
   /** Host budgets (src/hosts): the runtime's host table and this exchange's tenant. */
@@ -46,6 +52,8 @@ export type Verdict =
   | {
       action: 'replace';
       replacement: JsonRpcErrorMessage;
+      /** The request the replaced answer belonged to. */
+      subject: MessageSubject;
       /** The ceiling crossed; undefined for a tool result over its host's budget (hostBudgets: refuse). */
       violation: LimitViolation | undefined;
     }
@@ -60,17 +68,26 @@ export type Verdict =
 
 const FORWARD: Verdict = { action: 'forward' };
 
+/**
+ * What a message is about: its own method, or for an answer the request it answers. eventId: the SSE event
+ * that carries it, if it has an id (the answer can then be replayed).
+ */
 function subjectFor(
   ctx: JudgeContext,
   kind: MessageKind,
   id: JsonRpcId | undefined,
   own: MessageSubject,
+  eventId: string | undefined,
 ): MessageSubject {
   if ((kind === 'result' || kind === 'error') && id !== undefined) {
-    // An answer settles its request everywhere it is remembered, so a replay is not attributed twice.
+    // An answer settles its request everywhere it waits; in a resumable event it is kept for its replays.
     const inExchange = ctx.answered?.take(id);
     const inSession = ctx.answeredInSession?.take(id);
-    return inExchange ?? inSession ?? { method: undefined, tool: undefined };
+    const waited = inExchange ?? inSession;
+    if (waited === undefined)
+      return ctx.answeredBefore?.replayOf(id, eventId) ?? { method: undefined, tool: undefined };
+    if (eventId !== undefined) ctx.answeredBefore?.answered(id, waited);
+    return waited;
   }
   return own;
 }
@@ -140,7 +157,12 @@ function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
       answerToSender: kind === 'request' ? limitErrorMessage(violation) : undefined,
     };
   }
-  return { action: 'replace', replacement: limitErrorMessage(violation), violation };
+  return {
+    action: 'replace',
+    replacement: limitErrorMessage(violation),
+    violation,
+    subject: message.subject,
+  };
 }
 
 function rememberRequest(
@@ -174,6 +196,7 @@ export function judgeMessage(
   bytes: Uint8Array,
   value: unknown,
   c: Classified = classifyMessage(value),
+  eventId?: string,
 ): Verdict {
   return judgeHeld(
     ctx,
@@ -182,11 +205,12 @@ export function judgeMessage(
     (subject) => measureMessage(bytes, value, subject, c),
     () => value,
     toolAnswerError(c.kind, value),
+    eventId,
   );
 }
 
 /** judgeMessage for a message read by scanMessage: measured from its bytes, parsed only where a rare step needs its value. */
-export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage): Verdict {
+export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage, eventId?: string): Verdict {
   const c = scan.classified;
   const toolError =
     c.kind === 'error' ? 'jsonrpc_error' : scan.result?.isError === true ? 'is_error' : undefined;
@@ -197,6 +221,7 @@ export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage): Ve
     (subject) => measureScannedMessage(scan, subject),
     scan.value,
     toolError,
+    eventId,
   );
 }
 
@@ -207,12 +232,13 @@ function judgeHeld(
   measure: (subject: MessageSubject) => MessageMeasurement,
   value: () => unknown,
   toolError: ToolAnswerError | undefined,
+  eventId: string | undefined,
 ): Verdict {
   const own: MessageSubject =
     ctx.direction === 'request'
       ? { method: c.method, tool: c.tool, host: hostOfRequest(ctx, value(), c.method) }
       : { method: c.method, tool: c.tool };
-  const subject = subjectFor(ctx, c.kind, c.id, own);
+  const subject = subjectFor(ctx, c.kind, c.id, own, eventId);
   const measurement = measure(subject);
   ctx.observer.message(ctx.direction, measurement, subject);
   const answersToolCall = ctx.direction === 'response' && subject.method === 'tools/call';
@@ -231,7 +257,9 @@ function judgeHeld(
   const replacement = judgeHostBudget(ctx.hosts, value, measurement, subject, c.id, (o) =>
     ctx.observer.hostBudget?.(o),
   );
-  return replacement === undefined ? verdict : { action: 'replace', replacement, violation: undefined };
+  return replacement === undefined
+    ? verdict
+    : { action: 'replace', replacement, violation: undefined, subject };
 }
 
 /** What a streaming scan of an oversized message could tell without holding it. */
@@ -259,6 +287,7 @@ export function judgeOversized(
   head: OversizedHead,
   observedBytes: number,
   lowerBound: boolean,
+  eventId?: string,
 ): Verdict {
   let kind = kindOfHead(head);
   let id = head.id;
@@ -271,7 +300,7 @@ export function judgeOversized(
     }
   }
   const own: MessageSubject = { method: head.method, tool: undefined };
-  const subject = subjectFor(ctx, kind, id, own);
+  const subject = subjectFor(ctx, kind, id, own, eventId);
   const measurement: MessageMeasurement = {
     envelopeBytes: observedBytes,
     kind,

@@ -7,17 +7,11 @@ export function idKey(id: JsonRpcId): string {
   return typeof id === 'string' ? `s:${id}` : `n:${String(id)}`;
 }
 
-interface Entry {
-  id: JsonRpcId;
-  subject: MessageSubject;
-  expiresAt: number;
-  bytes: number;
-}
-
 /** What one remembered entry is taken to cost: its strings (two bytes a character, V8's worst case) plus a map slot. */
 const ENTRY_OVERHEAD_BYTES = 160;
 
-function entryBytes(key: string, id: JsonRpcId, subject: MessageSubject): number {
+/** The bytes an entry is taken to cost: its key, its string id and its subject's strings. */
+export function entryBytes(key: string, id: JsonRpcId | undefined, subject: MessageSubject): number {
   const chars =
     key.length +
     (typeof id === 'string' ? id.length : 0) +
@@ -38,9 +32,18 @@ export interface PendingRequestsLimits {
   ttlMs: number;
 }
 
-/** An insertion-ordered map with caps on entries and bytes and a time-to-live; the oldest entries go first. */
-export class PendingRequests {
-  readonly #entries = new Map<string, Entry>();
+interface Slot<V> {
+  value: V;
+  expiresAt: number;
+  bytes: number;
+}
+
+/**
+ * An insertion-ordered map with caps on entries and bytes and a time-to-live; the oldest entries go first.
+ * Every map the edge keeps about a session's messages is one of these.
+ */
+export class BoundedEntries<V> {
+  readonly #slots = new Map<string, Slot<V>>();
   #bytes = 0;
 
   constructor(
@@ -51,53 +54,53 @@ export class PendingRequests {
   ) {}
 
   get size(): number {
-    return this.#entries.size;
+    return this.#slots.size;
   }
 
-  /** Bytes the entries are taken to cost (see ENTRY_OVERHEAD_BYTES). */
+  /** Bytes the entries are taken to cost (see entryBytes). */
   get bytes(): number {
     return this.#bytes;
   }
 
-  remember(id: JsonRpcId, subject: MessageSubject): void {
-    const key = idKey(id);
-    this.#delete(key);
-    const bytes = entryBytes(key, id, subject);
-    // An entry larger than the whole budget is not kept: its answer goes unattributed, nothing else is lost.
+  set(key: string, value: V, bytes: number): void {
+    this.delete(key);
+    // An entry larger than the whole budget is not kept: it goes unattributed, nothing else is lost.
     if (bytes > this.limits.maxBytes) return;
-    this.#entries.set(key, { id, subject, expiresAt: this.now() + this.limits.ttlMs, bytes });
+    this.#slots.set(key, { value, expiresAt: this.now() + this.limits.ttlMs, bytes });
     this.#add(bytes);
     this.#evict();
   }
 
-  /** The subject of the request with this id, removing it: a request is answered once. */
-  take(id: JsonRpcId): MessageSubject | undefined {
-    const key = idKey(id);
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return undefined;
-    this.#delete(key);
-    return entry.expiresAt >= this.now() ? entry.subject : undefined;
+  /** The live value under key, left in place. */
+  get(key: string): V | undefined {
+    const slot = this.#slots.get(key);
+    return slot !== undefined && slot.expiresAt >= this.now() ? slot.value : undefined;
   }
 
-  peek(id: JsonRpcId): MessageSubject | undefined {
-    const entry = this.#entries.get(idKey(id));
-    return entry !== undefined && entry.expiresAt >= this.now() ? entry.subject : undefined;
+  /** The live value under key, removed. */
+  take(key: string): V | undefined {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return undefined;
+    this.delete(key);
+    return slot.expiresAt >= this.now() ? slot.value : undefined;
   }
 
-  /** Ids still waiting for an answer (oldest first). */
-  ids(): JsonRpcId[] {
-    return [...this.#entries.values()].map((entry) => entry.id);
+  delete(key: string): void {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return;
+    this.#slots.delete(key);
+    this.#add(-slot.bytes);
   }
 
-  /** Every entry, oldest first, with its subject (to hand them on to a session). */
-  entries(): [JsonRpcId, MessageSubject][] {
-    return [...this.#entries.values()].map((entry) => [entry.id, entry.subject]);
+  /** Every value, oldest first. */
+  values(): V[] {
+    return [...this.#slots.values()].map((slot) => slot.value);
   }
 
   /** Forgets everything (the registry dropped this map): its bytes leave the shared tally. */
   clear(): void {
     this.#add(-this.#bytes);
-    this.#entries.clear();
+    this.#slots.clear();
   }
 
   #add(bytes: number): void {
@@ -105,19 +108,64 @@ export class PendingRequests {
     if (this.tally !== undefined) this.tally.bytes += bytes;
   }
 
-  #delete(key: string): void {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
-    this.#entries.delete(key);
-    this.#add(-entry.bytes);
-  }
-
   #evict(): void {
     const now = this.now();
     const { maxEntries, maxBytes } = this.limits;
-    for (const [key, entry] of this.#entries) {
-      if (this.#entries.size <= maxEntries && this.#bytes <= maxBytes && entry.expiresAt >= now) break;
-      this.#delete(key);
+    for (const [key, slot] of this.#slots) {
+      if (this.#slots.size <= maxEntries && this.#bytes <= maxBytes && slot.expiresAt >= now) break;
+      this.delete(key);
     }
+  }
+}
+
+interface Entry {
+  id: JsonRpcId;
+  subject: MessageSubject;
+}
+
+/** Requests waiting for their answers, by id: what each answer is about. */
+export class PendingRequests {
+  readonly #entries: BoundedEntries<Entry>;
+
+  constructor(limits: PendingRequestsLimits, now: () => number = Date.now, tally?: ByteTally) {
+    this.#entries = new BoundedEntries(limits, now, tally);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Bytes the entries are taken to cost (see entryBytes). */
+  get bytes(): number {
+    return this.#entries.bytes;
+  }
+
+  remember(id: JsonRpcId, subject: MessageSubject): void {
+    const key = idKey(id);
+    this.#entries.set(key, { id, subject }, entryBytes(key, id, subject));
+  }
+
+  /** The subject of the request with this id, removing it: a request is answered once. */
+  take(id: JsonRpcId): MessageSubject | undefined {
+    return this.#entries.take(idKey(id))?.subject;
+  }
+
+  peek(id: JsonRpcId): MessageSubject | undefined {
+    return this.#entries.get(idKey(id))?.subject;
+  }
+
+  /** Ids still waiting for an answer (oldest first). */
+  ids(): JsonRpcId[] {
+    return this.#entries.values().map((entry) => entry.id);
+  }
+
+  /** Every entry, oldest first, with its subject (to hand them on to a session). */
+  entries(): [JsonRpcId, MessageSubject][] {
+    return this.#entries.values().map((entry) => [entry.id, entry.subject]);
+  }
+
+  /** Forgets everything (the registry dropped this map): its bytes leave the shared tally. */
+  clear(): void {
+    this.#entries.clear();
   }
 }

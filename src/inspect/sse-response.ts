@@ -146,6 +146,10 @@ export class SseResponseInspector {
       case 'event':
         if (item.data === null) {
           this.#forward(out, item.raw);
+        } else if (item.data.length === 0) {
+          // Empty data (2025-11-25's priming event: an id and `data:`): clients dispatch no message for it.
+          this.onEvent?.();
+          this.#forward(out, item.raw);
         } else {
           this.onEvent?.();
           this.#handleEvent(item.raw, item.data, item.id, out);
@@ -176,7 +180,7 @@ export class SseResponseInspector {
           return;
         }
         const head = scanner.snapshot();
-        const verdict = judgeOversized(this.ctx, head, item.dataBytes, false);
+        const verdict = judgeOversized(this.ctx, head, item.dataBytes, false, item.id);
         if (verdict.action === 'forward') {
           // Within its ceiling, but framed with more overhead than the edge holds: it cannot be sent whole.
           this.ctx.observer.unparsable(
@@ -208,7 +212,7 @@ export class SseResponseInspector {
     if (head.method !== undefined || !(head.hasResult || head.hasError || this.#scanner.unreadable))
       return false;
     if (head.id === undefined && (this.ctx.answered?.ids().length ?? 0) !== 1) return false;
-    const verdict = judgeOversized(this.ctx, head, heldBytes, true);
+    const verdict = judgeOversized(this.ctx, head, heldBytes, true, eventId);
     // The event's id stays with its replacement, so a resuming client does not have the answer replayed.
     if (eventId !== undefined) this.#sawEventId = true;
     this.#apply(verdict, undefined, eventId, out);
@@ -224,7 +228,7 @@ export class SseResponseInspector {
     // The common case, one message that is valid JSON, is read from its bytes; the rest is decoded and parsed.
     const scanned = scanSingleMessage(data);
     if (scanned !== undefined) {
-      this.#apply(judgeScannedMessage(this.ctx, scanned), raw, eventId, out);
+      this.#apply(judgeScannedMessage(this.ctx, scanned, eventId), raw, eventId, out);
       return;
     }
     const parsed = parseJson(data);
@@ -234,7 +238,7 @@ export class SseResponseInspector {
       return;
     }
     if (!Array.isArray(parsed.value)) {
-      this.#apply(judgeMessage(this.ctx, data, parsed.value), raw, eventId, out);
+      this.#apply(judgeMessage(this.ctx, data, parsed.value, undefined, eventId), raw, eventId, out);
       return;
     }
     this.#handleBatchEvent(raw, data, parsed.value, eventId, out);
@@ -256,7 +260,7 @@ export class SseResponseInspector {
     const kept: string[] = [];
     let changed = false;
     split.spans.forEach(([start, end], i) => {
-      const verdict = judgeMessage(this.ctx, data.subarray(start, end), values[i]);
+      const verdict = judgeMessage(this.ctx, data.subarray(start, end), values[i], undefined, eventId);
       if (verdict.action === 'forward') {
         kept.push(decodeUtf8(data.subarray(start, end)));
         return;
@@ -289,6 +293,11 @@ export class SseResponseInspector {
         return;
       case 'replace':
         this.#emitOwn(out, sseErrorEvent(verdict.replacement, eventId));
+        if (eventId !== undefined) {
+          // Kept with its id, so a resumption skips it; remembered, so a replay of it is replaced too.
+          const endedItsStream = this.endsWithItsAnswers && (this.ctx.answered?.size ?? 0) === 0;
+          this.ctx.answeredBefore?.replaced(eventId, verdict.subject, endedItsStream);
+        }
         return;
       case 'drop':
         this.#emitOwn(out, sseErrorEvent(verdict.notice, eventId));

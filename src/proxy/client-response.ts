@@ -73,6 +73,7 @@ export class ClientResponse {
   sendAnswer(answer: EdgeHttpError): void {
     this.start();
     this.raw.removeHeader('content-type');
+    this.raw.removeHeader('content-encoding');
     this.start(answer.status, answer.headers);
     this.sendWhole(answer.body);
   }

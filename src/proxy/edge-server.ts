@@ -26,6 +26,7 @@ import { type EdgeContext, exchangeOf, type RelayedStream } from './edge-context
 import { EdgeError, sendEdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
+import { getAnsweredByEdge } from './get-streams.js';
 import { headerValue } from './headers.js';
 import { relayResponse, upstreamFailed } from './response-relay.js';
 import { SilenceWatch } from './silence-watch.js';
@@ -157,6 +158,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       };
     }
     if (request.method === 'GET') {
+      const answered = getAnsweredByEdge(ctx, admission.exchange, request.headers, request.log);
+      if (answered !== undefined) return new EdgeError(answered);
       // A GET waits on the upstream for as long as it likes; shutdown must be able to answer it.
       waitingGets.add(reply);
       reply.raw.once('close', () => waitingGets.delete(reply));

@@ -24,6 +24,8 @@ export interface EdgeRuntime {
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
   maxPagesPerListing: number;
+  /** `server.maxGetStreamsPerSession`: GET streams one session may hold open at once. */
+  maxGetStreamsPerSession: number;
   /** `server.trustedProxies`: the peers whose forwarding headers are believed. */
   trustedProxies: TrustedProxies;
   /** Host profiles and hostBudgets (src/hosts). */
@@ -40,6 +42,7 @@ export function runtimeOf(config: EdgeConfig): EdgeRuntime {
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     maxPagesPerListing: config.pagination.maxPagesPerListing,
+    maxGetStreamsPerSession: config.server.maxGetStreamsPerSession,
     trustedProxies: new TrustedProxies(config.server.trustedProxies),
     hosts: new HostTable(config.hosts ?? {}, config.hostBudgets ?? DEFAULT_HOST_BUDGETS),
     holdCache: new Map(),
@@ -148,6 +151,7 @@ export function judgeContext(
       },
       answered: undefined,
       answeredInSession: session?.toClient,
+      answeredBefore: undefined,
       remember: (id: JsonRpcId, subject: MessageSubject) => {
         exchange.pending.remember(id, subject);
         exchange.waiting.push(id);
@@ -165,6 +169,7 @@ export function judgeContext(
     noteHost: undefined,
     answered: exchange.pending,
     answeredInSession: session?.toServer,
+    answeredBefore: session?.answered,
     remember:
       session !== undefined
         ? (id: JsonRpcId, subject: MessageSubject) => {

@@ -10,6 +10,7 @@ import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { acceptedBySession, type Exchange } from './exchange.js';
+import { takeGetStreamSlot } from './get-streams.js';
 import { contentCoding, headerValue, isEventStream, isJson } from './headers.js';
 import { relayJson } from './json-relay.js';
 import { relaySse } from './sse-relay.js';
@@ -61,9 +62,23 @@ export function relayResponse(
     client.pipeFrom(res.stream);
     return;
   }
-  const source = decodedStream(res);
-  if (isEventStream(contentType)) relaySse(ctx, exchange, client, source);
-  else relayJson(ctx, exchange, client, source);
+  if (!isEventStream(contentType)) {
+    relayJson(ctx, exchange, client, decodedStream(res));
+    return;
+  }
+  let releaseSlot: (() => void) | undefined;
+  if (client.method === 'GET') {
+    const slot = takeGetStreamSlot(ctx, exchange, client.log);
+    if (typeof slot !== 'function') {
+      // The session filled while this GET went upstream (or was not known then): its stream is let go.
+      res.stream.destroy();
+      exchange.outcome = 'refused';
+      client.sendAnswer(slot);
+      return;
+    }
+    releaseSlot = slot;
+  }
+  relaySse(ctx, exchange, client, decodedStream(res), releaseSlot);
 }
 
 /** The upstream could not answer the exchange: a 502/504 for its id, the detail in the log only. */

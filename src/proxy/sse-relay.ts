@@ -29,6 +29,8 @@ export function relaySse(
   exchange: Exchange,
   client: ClientResponse,
   source: Readable,
+  /** A GET stream's slot in its session (server.maxGetStreamsPerSession), let go with the stream. */
+  releaseSlot?: () => void,
 ): void {
   const { metrics } = ctx;
   const raw = client.raw;
@@ -122,6 +124,7 @@ export function relaySse(
     disarmStall();
     ctx.streams.delete(stream);
     streamClosed?.();
+    releaseSlot?.();
   }
   // However the response ends, the stream is let go with it (a client that left reads nothing more).
   raw.once('close', () => {

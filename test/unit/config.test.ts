@@ -103,6 +103,7 @@ describe('valid files', () => {
         trustedProxies: [],
         timeouts: { requestHeaders: 30_000, requestBody: 60_000, keepAlive: 72_000, shutdownGrace: 10_000 },
         maxHeaderBytes: 16 * 1024,
+        maxGetStreamsPerSession: 16,
         exposeUpstreamErrors: false,
       },
       logging: { level: 'info' },

@@ -156,6 +156,28 @@ describe('SseResponseInspector', () => {
     );
   });
 
+  it('an event with an id and empty data (the 2025-11-25 priming event) is forwarded as it came, not counted as unparsable', () => {
+    const unparsable: string[] = [];
+    const observer: InspectionObserver = {
+      message: () => {},
+      limitExceeded: () => {},
+      unparsable: (_d, _b, reason) => unparsable.push(reason),
+    };
+    let events = 0;
+    const inspector = new SseResponseInspector(
+      responseContext(policy(1024), 'enforce', observer),
+      1024,
+      () => events++,
+    );
+    const priming = 'id: 8b1f0c3e\ndata: \n\nid: 8b1f0c3f\nretry: 1000\ndata:\n\n';
+    expect(toBytes([inspector.push(enc.encode(priming))]).toString()).toBe(priming);
+    expect(unparsable).toEqual([]);
+    expect(events).toBe(2);
+    // Data that is there but not JSON still is counted.
+    inspector.push(enc.encode('data: {oops\n\n'));
+    expect(unparsable).toEqual(['SSE data is not JSON']);
+  });
+
   it('observe mode passes every chunk through as it came and records the violation', () => {
     const big = `data: {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${'y'.repeat(3000)}"}]}}\n\n`;
     const { observer, violations } = recorder();
