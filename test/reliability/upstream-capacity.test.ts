@@ -1,6 +1,8 @@
 // Calls and GET streams have separate upstream connections (src/upstream/connection-slots.ts): open GET
 // streams never make a call wait, a call waits for a connection of its own at most upstream.timeouts.queue,
 // and a GET past the stream capacity gets a 405 that MCP clients take as "no stream here".
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { type ConnectedV1Client, connectV1Client } from '../support/clients.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
@@ -85,11 +87,16 @@ describe('GET streams and calls have separate upstream connections', () => {
     const bound = 10_000 + 20 * (await echoMs(first));
     await clientWithGetStream(edge, server);
 
-    // A third session: its GET is refused by the edge (it never reaches the server), its calls work.
+    // A third session: its GET is refused by the edge (it never reaches the server), its calls work, and
+    // the client reports no error (it would for a 429 or 503: "Failed to open SSE stream").
     const errors: Error[] = [];
-    const third = track(await within(bound, 'a third session', connectV1Client(edge.url)));
-    third.transport.onerror = (err) => errors.push(err);
-    const result = await third.client.callTool({
+    const thirdTransport = new StreamableHTTPClientTransport(new URL(edge.url));
+    const thirdClient = new Client({ name: 'third', version: '1.0.0' });
+    thirdClient.onerror = (err) => errors.push(err);
+    await within(bound, 'a third session', thirdClient.connect(thirdTransport));
+    defer(() => thirdClient.close());
+    const third = { sessionId: () => thirdTransport.sessionId };
+    const result = await thirdClient.callTool({
       name: 'echo',
       arguments: { text: 'no stream, still served' },
     });
