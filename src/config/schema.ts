@@ -648,6 +648,8 @@ export const edgeConfigSchema = z
             // Longest silence inside the SSE answer to a POST (a call); GET streams may idle, so they are exempt.
             answerStream: durationSchema.default(300_000),
             idle: durationSchema.default(0),
+            // Longest wait of a call (POST, DELETE) for a free connection; past it a 503 JSON-RPC error, never sent. 0: no wait.
+            queue: durationSchema.default(10_000),
           })
           .prefault({}),
         tls: z
@@ -656,8 +658,11 @@ export const edgeConfigSchema = z
             rejectUnauthorized: z.boolean().default(true),
           })
           .prefault({}),
-        // Each open SSE stream holds one upstream connection, so this also caps concurrent streams.
+        // Connections for calls (POST, DELETE), each held until its answer (JSON or SSE) ends.
         maxConnections: z.number().int().min(1).default(4096),
+        // Connections for GET streams, apart from the calls'; past them a GET gets a 405 (a session's own share
+        // is server.maxGetStreamsPerSession).
+        maxStreamConnections: z.number().int().min(1).default(1024),
         // Forward the client's Host header instead of the upstream's own (for upstreams that check Host themselves).
         preserveHost: z.boolean().default(false),
         // An OAuth-protected upstream: its discovery documents and authorization-server endpoints (see well-known.ts).

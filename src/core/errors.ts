@@ -118,7 +118,8 @@ export function droppedMessageNotice(v: LimitViolation, droppedKind: 'notificati
   };
 }
 
-export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'failed';
+/** `capacity`: no upstream connection of the edge's came free in time, so the request was never sent. */
+export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'capacity' | 'failed';
 
 /** What an upstream failure was, for operators: in the log always, in the client's answer only when enabled. */
 export interface UpstreamDiagnostic {
@@ -126,8 +127,33 @@ export interface UpstreamDiagnostic {
   upstream: string;
 }
 
+const FAILURES: Record<UpstreamFailureKind, { status: number; reason: EdgeErrorReason; summary: string }> = {
+  timeout: {
+    status: 504,
+    reason: 'upstream_timeout',
+    summary: 'The MCP server behind mcp-edge did not answer in time',
+  },
+  unreachable: {
+    status: 502,
+    reason: 'upstream_unreachable',
+    summary: 'The MCP server behind mcp-edge is unreachable',
+  },
+  capacity: {
+    status: 503,
+    reason: 'upstream_capacity',
+    summary:
+      'mcp-edge has as many calls in flight to the MCP server as it may (upstream.maxConnections, set by the mcp-edge operator) and none ended within upstream.timeouts.queue; this request was not sent, so it is safe to send again',
+  },
+  failed: {
+    status: 502,
+    reason: 'upstream_failed',
+    summary: 'The exchange with the MCP server behind mcp-edge failed',
+  },
+};
+
 /**
- * The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error. The client
+ * The upstream could not be reached or did not answer in time: 502 / 504 with a JSON-RPC error (503 when
+ * no connection came free for the request, which was then never sent). The client
  * gets a stable sentence; the upstream's address and the socket error go to the log, and into the answer
  * only when the operator asks for them (server.exposeUpstreamErrors).
  */
@@ -136,19 +162,7 @@ export function upstreamFailure(
   id: JsonRpcId,
   diagnostic?: UpstreamDiagnostic,
 ): EdgeHttpError {
-  const status = kind === 'timeout' ? 504 : 502;
-  const reason: EdgeErrorReason =
-    kind === 'timeout'
-      ? 'upstream_timeout'
-      : kind === 'unreachable'
-        ? 'upstream_unreachable'
-        : 'upstream_failed';
-  const summary =
-    kind === 'timeout'
-      ? 'The MCP server behind mcp-edge did not answer in time'
-      : kind === 'unreachable'
-        ? 'The MCP server behind mcp-edge is unreachable'
-        : 'The exchange with the MCP server behind mcp-edge failed';
+  const { status, reason, summary } = FAILURES[kind];
   const body: JsonRpcErrorMessage = {
     jsonrpc: '2.0',
     id,
@@ -158,7 +172,10 @@ export function upstreamFailure(
       data: { reason, ...diagnostic, enforcedBy: 'mcp-edge' },
     },
   };
-  return { status, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+  // A request that was never sent may be sent again at once: Retry-After says so to clients that read it.
+  const headers: Record<string, string> =
+    kind === 'capacity' ? { ...JSON_HEADERS, 'retry-after': '1' } : { ...JSON_HEADERS };
+  return { status, headers, body: JSON.stringify(body) };
 }
 
 /** A JSON-RPC error for a pending request whose answer was lost with the upstream stream. */
@@ -297,14 +314,26 @@ export function processLimitRefusal(id: JsonRpcId, bound: ProcessBound): EdgeHtt
 }
 
 /**
- * A GET past server.maxGetStreamsPerSession for its session. 405 is what the MCP transport gives a client for
- * a GET stream it cannot have: both SDK clients take it quietly (no reconnection loop), and the body says why.
+ * A GET stream past a bound: its session's share (server.maxGetStreamsPerSession, any upstream) or the HTTP
+ * upstream's stream connections in all (upstream.maxStreamConnections). 405 is what the MCP transport gives a
+ * client for "no SSE stream at this endpoint": SDK clients (v1 and v2) then go on working without that stream,
+ * where a 429 or 503 makes them report an error or retry against the same full capacity.
  */
-export function getStreamLimitRefusal(maxGetStreamsPerSession: number): EdgeHttpError {
+export function getStreamRefusal(scope: 'session' | 'total', max: number): EdgeHttpError {
+  const [reason, which]: [EdgeErrorReason, string] =
+    scope === 'session'
+      ? [
+          'session_streams_exceeded',
+          `this session has ${max} GET streams open already (server.maxGetStreamsPerSession)`,
+        ]
+      : [
+          'upstream_capacity',
+          `${max} GET streams are open through mcp-edge already (upstream.maxStreamConnections)`,
+        ];
   return edgeRefusal(
     405,
-    'session_streams_exceeded',
-    `this session has ${maxGetStreamsPerSession} GET streams open already (server.maxGetStreamsPerSession, set by the mcp-edge operator); close one before opening another`,
+    reason,
+    `mcp-edge opens no further SSE stream now: ${which}, set by the mcp-edge operator. Calls (POST) go on working; their answers come on their own streams.`,
     null,
     { allow: 'POST, DELETE' },
   );

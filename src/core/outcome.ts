@@ -19,6 +19,8 @@ export const OUTCOMES = [
   'upstream_unreachable',
   /** The upstream did not answer, or went silent, for longer than its timeout. */
   'upstream_timeout',
+  /** No upstream connection for calls came free within upstream.timeouts.queue: the request was not sent. */
+  'upstream_capacity',
   /** The upstream's SSE stream broke off. */
   'upstream_stream_failed',
   /** The upstream's JSON body broke off. */

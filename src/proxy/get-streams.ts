@@ -5,7 +5,7 @@
 // that stream, is answered 204 by the edge: an SDK v1 client resumes after any JSON-RPC error on a POST
 // stream (it counts only results as answers), and that stream has nothing left to carry.
 import type { IncomingHttpHeaders } from 'node:http';
-import { type EdgeHttpError, getStreamLimitRefusal, STREAM_COMPLETE_ANSWER } from '../core/errors.js';
+import { type EdgeHttpError, getStreamRefusal, STREAM_COMPLETE_ANSWER } from '../core/errors.js';
 import { getStreamsFull, openGetStream, type SessionState } from '../inspect/session-store.js';
 import type { RelayLog } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
@@ -24,7 +24,7 @@ function refusal(log: RelayLog, exchange: Exchange, max: number): EdgeHttpError 
     { tenant: exchange.tenant, session: exchange.sessionId, maxGetStreamsPerSession: max },
     'GET stream refused: the session holds server.maxGetStreamsPerSession open already',
   );
-  return getStreamLimitRefusal(max);
+  return getStreamRefusal('session', max);
 }
 
 /** What the edge answers a GET itself, before the upstream sees it; undefined: it goes upstream. */

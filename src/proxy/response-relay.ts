@@ -5,6 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { UpstreamFailureKind } from '../core/errors.js';
+import type { Outcome } from '../core/outcome.js';
 import type { UpstreamResponse } from '../upstream/upstream.js';
 import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
@@ -81,22 +82,35 @@ export function relayResponse(
   relaySse(ctx, exchange, client, decodedStream(res), releaseSlot);
 }
 
-/** The upstream could not answer the exchange: a 502/504 for its id, the detail in the log only. */
+type SinkFailure = Exclude<UpstreamFailureKind, 'failed'>;
+
+const FAILURE_OUTCOMES: Record<SinkFailure, Outcome> = {
+  timeout: 'upstream_timeout',
+  unreachable: 'upstream_unreachable',
+  capacity: 'upstream_capacity',
+};
+
+const FAILURE_LOG_LINES: Record<SinkFailure, string> = {
+  timeout: 'upstream did not answer in time',
+  unreachable: 'upstream unreachable',
+  capacity: 'no upstream connection came free in time; the request was not sent',
+};
+
+/** The upstream could not answer the exchange: a 502/503/504 for its id, the detail in the log only. */
 export function upstreamFailed(
   ctx: Pick<EdgeContext, 'config' | 'upstream'>,
   exchange: Exchange | undefined,
   client: ClientResponse,
-  kind: Exclude<UpstreamFailureKind, 'failed'>,
+  kind: SinkFailure,
   detail: string,
 ): void {
   // The client left (the proxy then aborts the upstream request): there is no one to answer.
   if (client.closed) return;
   const id = exchange?.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
-  if (exchange !== undefined)
-    exchange.outcome = kind === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable';
+  if (exchange !== undefined) exchange.outcome = FAILURE_OUTCOMES[kind];
   client.log.warn(
     { tenant: exchange?.tenant, upstream: ctx.upstream.label, detail },
-    kind === 'timeout' ? 'upstream did not answer in time' : 'upstream unreachable',
+    FAILURE_LOG_LINES[kind],
   );
   client.sendAnswer(upstreamFailureAnswer(ctx.config, kind, id, detail));
 }

@@ -1,8 +1,9 @@
-// The HTTP upstream, the first kind of Upstream: one undici Pool carries each admitted exchange to a
-// Streamable HTTP MCP server, with the request headers rewritten for it; its answers go to the shell's sink.
-// A POST (the body is read and judged already) goes straight to the pool; GET and DELETE go through
-// @fastify/http-proxy over the same pool. Messages of the edge's own go by a plain POST; readiness is a TCP
-// connect.
+// The HTTP upstream, the first kind of Upstream: undici Pools carry each admitted exchange to a Streamable
+// HTTP MCP server, with the request headers rewritten for it; its answers go to the shell's sink. Calls (POST,
+// DELETE) and GET streams have a pool and a count each (connection-slots.ts): a stream open for hours never
+// holds a call's connection. A POST (the body is read and judged already) goes straight to its pool; GET
+// and DELETE go through @fastify/http-proxy. Messages of the edge's own go by a plain POST; readiness is a
+// TCP connect.
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
@@ -10,11 +11,13 @@ import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { EdgeConfig } from '../config/schema.js';
+import { getStreamRefusal } from '../core/errors.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { FORWARDED_METHODS } from '../proxy/admission.js';
 import { exchangeOf } from '../proxy/edge-context.js';
+import { sendEdgeError } from '../proxy/edge-error.js';
 import { upstreamCrossing } from '../proxy/exchange.js';
 import {
   clientResponseHeaders,
@@ -24,6 +27,7 @@ import {
   isJson,
   upstreamRequestHeaders,
 } from '../proxy/headers.js';
+import { CallSlots, type Release, StreamSlots } from './connection-slots.js';
 import type { Upstream, UpstreamResponse, UpstreamSink } from './upstream.js';
 
 /** Errors of a request written to a connection the upstream had already closed. */
@@ -52,7 +56,7 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   const plainUrl = withoutCredentials(url);
   return {
     label: redactUrl(url),
-    register: (app, sink) => registerProxy(app, sink, config, upstream, upstreamAuthorization),
+    register: (app, sink) => registerProxy(app, sink, config, upstream, upstreamAuthorization, log),
     send(sessionId, message) {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
@@ -111,23 +115,58 @@ async function registerProxy(
   config: EdgeConfig,
   upstream: URL,
   upstreamAuthorization: string | undefined,
+  log: Logger,
 ): Promise<void> {
-  const timeouts = config.upstream.timeouts;
-  // One pool for every exchange; @fastify/reply-from closes it with the server.
-  const pool = new Pool(upstream.origin, {
-    connections: config.upstream.maxConnections,
-    pipelining: 1,
-    headersTimeout: timeouts.headers,
-    bodyTimeout: timeouts.idle,
-    connect: {
-      timeout: timeouts.connect,
-      rejectUnauthorized: config.upstream.tls.rejectUnauthorized,
-      ...(config.upstream.tls.ca !== undefined ? { ca: readFileSync(config.upstream.tls.ca, 'utf8') } : {}),
-    },
-  });
+  const { timeouts, maxConnections, maxStreamConnections } = config.upstream;
+  const poolOf = (connections: number) =>
+    new Pool(upstream.origin, {
+      connections,
+      pipelining: 1,
+      headersTimeout: timeouts.headers,
+      bodyTimeout: timeouts.idle,
+      connect: {
+        timeout: timeouts.connect,
+        rejectUnauthorized: config.upstream.tls.rejectUnauthorized,
+        ...(config.upstream.tls.ca !== undefined ? { ca: readFileSync(config.upstream.tls.ca, 'utf8') } : {}),
+      },
+    });
+  const calls = poolOf(maxConnections);
+  const streams = poolOf(maxStreamConnections);
+  const callSlots = new CallSlots(maxConnections, timeouts.queue);
+  const streamSlots = new StreamSlots(maxStreamConnections);
 
   /**
-   * A POST goes straight to the pool: its body is read and judged, and it is never resent (resendDelay), so
+   * Runs `send` once a call connection is free. A call that found none within upstream.timeouts.queue gets
+   * the 503 of the sink's failure path and is never sent; a client that left stops waiting.
+   */
+  const withCallSlot = (reply: FastifyReply, send: (release: Release) => void) => {
+    const leave = callSlots.acquire(send, () =>
+      sink.fail(
+        reply,
+        'capacity',
+        `no call connection came free within ${timeouts.queue} ms (upstream.maxConnections: ${maxConnections}, ${callSlots.waiting} waiting)`,
+      ),
+    );
+    reply.raw.once('close', leave);
+  };
+
+  /** A GET stream opens only within its capacity; past it the client gets a 405 at once (getStreamRefusal). */
+  const withStreamSlot = (request: FastifyRequest, reply: FastifyReply, send: (release: Release) => void) => {
+    const slot = streamSlots.open();
+    if (slot !== undefined) {
+      send(slot);
+      return;
+    }
+    const { tenant, sessionId } = exchangeOf(request);
+    log.warn(
+      { tenant, session: sessionId, maxStreamConnections },
+      'no room for another GET stream; answered 405',
+    );
+    sendEdgeError(reply, getStreamRefusal('total', maxStreamConnections));
+  };
+
+  /**
+   * A POST goes straight to the calls' pool: its body is read and judged, and it is never resent (resendDelay), so
    * nothing of @fastify/reply-from is needed on the path most exchanges take.
    */
   const post = (request: FastifyRequest, reply: FastifyReply) => {
@@ -137,32 +176,46 @@ async function registerProxy(
     headers['content-type'] ??= 'application/json';
     const url = request.raw.url ?? '';
     const query = url.indexOf('?');
-    exchangeOf(request).upstreamSentAt = process.hrtime.bigint();
-    pool.request(
-      {
-        path: query === -1 ? upstream.pathname : upstream.pathname + url.slice(query),
-        method: 'POST',
-        headers: headers as Record<string, string | string[]>,
-        body,
-      },
-      (err, res) => {
-        if (err !== null) {
-          const failure = failureOf(err);
-          sink.fail(reply, failure.kind, failure.detail);
-          return;
-        }
-        try {
-          reply.code(res.statusCode);
-        } catch {
-          // A status Fastify cannot send (reply-from answers it the same way).
-          res.body.destroy();
-          sink.fail(reply, 'unreachable', `the upstream answered with status ${res.statusCode}`);
-          return;
-        }
-        reply.headers(responseHeadersFor(res.headers));
-        sink.deliver(request, reply, { statusCode: res.statusCode, headers: res.headers, stream: res.body });
-      },
-    );
+    withCallSlot(reply, (release) => {
+      exchangeOf(request).upstreamSentAt = process.hrtime.bigint();
+      calls.request(
+        {
+          path: query === -1 ? upstream.pathname : upstream.pathname + url.slice(query),
+          method: 'POST',
+          headers: headers as Record<string, string | string[]>,
+          body,
+        },
+        (err, res) => {
+          if (err !== null) {
+            release();
+            const failure = failureOf(err);
+            sink.fail(reply, failure.kind, failure.detail);
+            return;
+          }
+          // The connection is the pool's again once the body ended or was destroyed.
+          res.body.once('close', release);
+          try {
+            reply.code(res.statusCode);
+          } catch {
+            // A status Fastify cannot send (reply-from answers it the same way).
+            res.body.destroy();
+            sink.fail(reply, 'unreachable', `the upstream answered with status ${res.statusCode}`);
+            return;
+          }
+          reply.headers(responseHeadersFor(res.headers));
+          sink.deliver(request, reply, {
+            statusCode: res.statusCode,
+            headers: res.headers,
+            stream: res.body,
+          });
+        },
+      );
+    });
+  };
+  // reply-from takes anything with undici's request(): a GET goes to the streams' pool, a DELETE to the calls'.
+  const byMethod = {
+    request: ((options: Dispatcher.RequestOptions, callback: never) =>
+      (options.method === 'GET' ? streams : calls).request(options, callback)) as Dispatcher['request'],
   };
 
   // The POST route is the edge's own: the plugin's per-request destination handling is not needed for it.
@@ -176,10 +229,18 @@ async function registerProxy(
     httpMethods: FORWARDED_METHODS.filter((method) => method !== 'POST'),
     // Our own body reader runs instead of the plugin's raw pass-through parser.
     preValidation: async () => {},
-    undici: pool,
+    undici: byMethod,
     handler: (request, reply, dest, replyOptions) => {
-      exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
-      return reply.from(dest, replyOptions);
+      // The slot is held until the client's response closes, when the relay ends the upstream request (one
+      // still waiting for headers ends when they come, or at upstream.timeouts.headers).
+      const send = (release: Release) => {
+        reply.raw.once('close', release);
+        exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
+        reply.from(dest, replyOptions);
+      };
+      if (request.method === 'GET') withStreamSlot(request as FastifyRequest, reply as FastifyReply, send);
+      else withCallSlot(reply as FastifyReply, send);
+      return reply;
     },
     replyOptions: {
       retryDelay: ({ err, req, attempt }: RetryDetails) => resendDelay(req.method ?? '', err, attempt),

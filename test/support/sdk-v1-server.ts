@@ -42,6 +42,8 @@ export interface V1Server {
   requests: RecordedRequest[];
   /** Session ids currently open (always empty in stateless mode). */
   sessionIds(): string[];
+  /** True once a standalone GET stream of this session is open (false after `timeoutMs` without one). */
+  getStreamOpen(sessionId: string | undefined, timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -188,6 +190,7 @@ export async function startV1Server(opts: V1ServerOptions): Promise<V1Server> {
     mode: opts.mode,
     requests,
     sessionIds: () => stateful?.sessionIds() ?? [],
+    getStreamOpen: (sessionId, timeoutMs) => getStreams.waitFor(sessionId, timeoutMs),
     async close() {
       await stateful?.close();
       await closeHttpServer(server);

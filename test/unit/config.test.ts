@@ -90,9 +90,17 @@ describe('valid files', () => {
       listen: { host: '0.0.0.0', port: 8080, path: '/mcp' },
       upstream: {
         url: 'http://127.0.0.1:3000/mcp',
-        timeouts: { connect: 10_000, headers: 120_000, body: 120_000, answerStream: 300_000, idle: 0 },
+        timeouts: {
+          connect: 10_000,
+          headers: 120_000,
+          body: 120_000,
+          answerStream: 300_000,
+          idle: 0,
+          queue: 10_000,
+        },
         tls: { rejectUnauthorized: true },
         maxConnections: 4096,
+        maxStreamConnections: 1024,
         preserveHost: false,
         oauth: { discovery: true, paths: [] },
       },
@@ -157,6 +165,7 @@ describe('valid files', () => {
       body: 120_000,
       answerStream: 300_000,
       idle: 3_600_000,
+      queue: 10_000,
     });
     expect(config.server.allowedHosts).toEqual(['mcp.example.com', 'localhost:8080']);
     expect(config.server.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
