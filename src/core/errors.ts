@@ -22,7 +22,8 @@ export type EdgeErrorReason =
   | 'pagination_bound_exceeded'
   | 'host_budget_exceeded'
   | 'shutting_down'
-  | 'upstream_capacity';
+  | 'upstream_capacity'
+  | 'id_in_use';
 
 export interface JsonRpcErrorMessage {
   jsonrpc: '2.0';
@@ -284,4 +285,9 @@ export function processLimitRefusal(id: JsonRpcId, maxProcesses: number): EdgeHt
     },
   };
   return { status: 503, headers: { ...JSON_HEADERS, 'retry-after': '5' }, body: JSON.stringify(body) };
+}
+
+/** A stdio call whose id or progress token another call held past upstream.stdio.idWait (src/upstream/stdio-child.ts). */
+export function idInUseRefusal(id: JsonRpcId, detail: string): EdgeHttpError {
+  return edgeRefusal(409, 'id_in_use', detail, id);
 }
