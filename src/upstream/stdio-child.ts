@@ -98,6 +98,8 @@ export class StdioChild {
             flowing: (stream) => this.flowing(stream),
             forward: (stream, bytes) => this.forward(stream, bytes),
             drop: (envelope, bytes, reason) => this.undeliverable(envelope, bytes, reason),
+            log: options.log,
+            fields: { session: options.sessionId, program: stdioProgramName(options.spec.command[0] ?? '') },
           });
     this.proc = new StdioProcess({
       spec: options.spec,

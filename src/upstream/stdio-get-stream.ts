@@ -5,6 +5,7 @@
 // stream opens. Past either bound a message is dropped through `drop` (a request among them is answered to
 // the child there), counted and logged.
 import { PassThrough } from 'node:stream';
+import type { Logger } from 'pino';
 import type { LineEnvelope } from '../core/stdio-lines.js';
 import { DATA, EVENT_END } from './stdio-call.js';
 import type { UndeliveredReason } from './upstream.js';
@@ -19,6 +20,9 @@ export interface GetStreamOptions {
   /** Writes to a stream under the child's backpressure. */
   forward(stream: PassThrough, bytes: Uint8Array): void;
   drop(envelope: LineEnvelope, bytes: number, reason: UndeliveredReason): void;
+  log: Logger;
+  /** The session and program, for the log. */
+  fields: Record<string, unknown>;
 }
 
 interface Waiting {
@@ -71,6 +75,10 @@ export class SessionGetStream {
       this.options.drop(envelope, bytes.length, 'no_stream');
       return;
     }
+    this.options.log.debug(
+      { ...this.options.fields, message: envelope.method, bytes: bytes.length },
+      'stdio: a message waits for the client to open its GET stream',
+    );
     // The line is a view of the framer's chunk: a copy is what waits.
     this.waiting.push({
       envelope,
