@@ -1,10 +1,17 @@
-// Which calls a stdio child takes now, and which wait: a call whose request ids or progress tokens another
-// call still holds (src/core/call-owners.ts) waits until they are answered, at most upstream.stdio.idWait,
-// then is refused with a 409 that names the id. Ids are never rewritten, so this wait is what keeps two
-// calls with one id (two clients that both number from 0) from receiving each other's answers.
+// The calls of one stdio child: which go now, which wait, and which call a message of the child's belongs
+// to. A call whose request ids or progress tokens another call still holds (src/core/call-owners.ts) waits
+// until they are answered, at most upstream.stdio.idWait, then is refused with a 409 that names the id. Ids
+// are never rewritten, so this wait is what keeps two calls with one id (two clients that both number from
+// 0) from receiving each other's answers.
 import type { Logger } from 'pino';
 import { CallOwners, type ClaimConflict } from '../core/call-owners.js';
-import { keyText, type StdioCall } from './stdio-call.js';
+import type { LineEnvelope } from '../core/stdio-lines.js';
+import { idKey } from '../inspect/pending-requests.js';
+import { keyText, progressTokenOf, type StdioCall } from './stdio-call.js';
+import type { UndeliveredReason } from './upstream.js';
+
+/** Where a child's message goes: a call, the session's GET stream, or no client (and why). */
+export type Destination = { call: StdioCall } | { getStream: true } | { none: UndeliveredReason };
 
 /** A call waiting for ids or tokens that another call holds, with its lines and its bound. */
 interface Blocked {
@@ -76,6 +83,44 @@ export class CallAdmission {
       clearTimeout(entry.timer);
       this.admit(entry.call, entry.lines);
     }
+  }
+
+  /**
+   * Where a message goes: an answer to the call that claimed its id (the id is released), progress to the
+   * call that named its token. In a session, anything else goes to the one call waiting, or to the GET
+   * stream; on a shared child (several clients, no session) anything else could be any client's: to none.
+   */
+  destinationOf(envelope: LineEnvelope, bytes: Uint8Array | undefined): Destination {
+    if (envelope.method === undefined && envelope.id !== undefined) {
+      const owner = this.owners.answered(idKey(envelope.id));
+      if (owner === undefined) return { none: 'no_owner' };
+      return owner.abandoned ? { none: 'caller_gone' } : { call: owner.call };
+    }
+    if (envelope.method === 'notifications/progress' && bytes !== undefined) {
+      const token = progressTokenOf(bytes);
+      const owner = token === undefined ? undefined : this.owners.ownerOfToken(token);
+      if (owner !== undefined) return owner.abandoned ? { none: 'caller_gone' } : { call: owner.call };
+    }
+    if (this.options.shared) return { none: 'no_owner' };
+    if (this.owners.liveCount === 1) return { call: this.owners.liveCalls()[0]! };
+    return { getStream: true };
+  }
+
+  /**
+   * The call an answer whose id has not been read yet can only be for, in a session: the one call waiting
+   * on one id, while no departed caller's answer may still come. Undefined on a shared child.
+   */
+  onlyPossibleAnswerer(): StdioCall | undefined {
+    if (this.options.shared || this.owners.abandonedIds > 0 || this.owners.liveCount !== 1) return undefined;
+    const [only] = this.owners.liveCalls();
+    return only?.waiting.size === 1 ? only : undefined;
+  }
+
+  /** An answer streamed to onlyPossibleAnswerer() before its id was read has ended: its id is released. */
+  answeredLate(call: StdioCall, envelope: LineEnvelope): void {
+    if (envelope.method !== undefined || envelope.id === undefined) return;
+    const key = idKey(envelope.id);
+    if (this.owners.ownerOfId(key)?.call === call) this.owners.answered(key);
   }
 
   /** The child is gone: every claim is forgotten; the calls whose clients still wait, admitted or not. */

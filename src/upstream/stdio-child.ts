@@ -7,18 +7,16 @@
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
-import type { CallOwners } from '../core/call-owners.js';
 import { lostResponseMessage } from '../core/errors.js';
 import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lines.js';
 import { idKey } from '../inspect/pending-requests.js';
-import { CallAdmission } from './stdio-admission.js';
+import { CallAdmission, type Destination } from './stdio-admission.js';
 import {
   DATA,
   EVENT_END,
   JSON_HEADERS,
   lostOversizedAnswer,
   MAX_ABANDONED,
-  progressTokenOf,
   SSE_HEADERS,
   STDIN_BACKLOG_BYTES,
   type StdioCall,
@@ -50,15 +48,10 @@ export interface ChildOptions {
   onUndelivered(reason: UndeliveredReason): void;
 }
 
-/** Where a child's message goes: a call, the session's GET stream, or no client (and why). */
-type Destination = { call: StdioCall } | { getStream: true } | { none: UndeliveredReason };
-
 export class StdioChild {
   private readonly proc: StdioProcess;
   private readonly framer: LineFramer;
   private readonly admission: CallAdmission;
-  /** Which call each id and progress token belongs to (the admission's). */
-  private readonly owners: CallOwners<StdioCall>;
   /** The session's GET stream; a tenant's shared child has none (its clients have no session). */
   private readonly getStream: SessionGetStream | undefined;
   /**
@@ -88,7 +81,6 @@ export class StdioChild {
       program: stdioProgramName(options.spec.command[0] ?? ''),
       write: (lines) => this.write(lines),
     });
-    this.owners = this.admission.owners;
     this.getStream =
       options.sessionId === undefined
         ? undefined
@@ -135,11 +127,6 @@ export class StdioChild {
     return this.admission.inFlight;
   }
 
-  /** A tenant's shared child: its clients have no session, so only an id or a token says whose a message is. */
-  private get shared(): boolean {
-    return this.options.sessionId === undefined;
-  }
-
   /** Can another request be written now? A child that stopped reading stdin holds at most STDIN_BACKLOG_BYTES. */
   get acceptsInput(): boolean {
     if (this.exited !== undefined) return true; // start() answers the call with how the child ended
@@ -179,7 +166,7 @@ export class StdioChild {
   abandon(call: StdioCall): void {
     call.waiting.clear();
     this.admission.abandon(call);
-    if (this.owners.abandonedIds > MAX_ABANDONED && this.alive) {
+    if (this.admission.owners.abandonedIds > MAX_ABANDONED && this.alive) {
       void this.stop(
         `more than ${MAX_ABANDONED} requests whose clients left are still unanswered; the MCP server is replaced`,
       );
@@ -272,14 +259,12 @@ export class StdioChild {
     this.overflow = overflow;
     let destination: Destination | undefined;
     if (envelope.method === undefined && envelope.id !== undefined) {
-      destination = this.destinationOf(envelope, undefined); // an answer whose id came first
-    } else if (envelope.method === undefined && !this.shared) {
-      // Its id may come last: in a session it can only be for the one call waiting, if nothing else may come.
-      const [only] = this.owners.liveCalls();
-      if (this.owners.abandonedIds === 0 && this.owners.liveCount === 1 && only?.waiting.size === 1)
-        destination = { call: only };
-    } else if (envelope.method !== undefined && !this.shared) {
-      destination = this.destinationOf(envelope, undefined);
+      destination = this.admission.destinationOf(envelope, undefined); // an answer whose id came first
+    } else if (envelope.method === undefined && this.getStream !== undefined) {
+      const only = this.admission.onlyPossibleAnswerer(); // its id may come last
+      if (only !== undefined) destination = { call: only };
+    } else if (envelope.method !== undefined && this.getStream !== undefined) {
+      destination = this.admission.destinationOf(envelope, undefined);
     }
     if (destination === undefined) return;
     if ('none' in destination) {
@@ -312,14 +297,13 @@ export class StdioChild {
       if (overflow.dropped !== undefined) this.undeliverable(envelope, totalBytes, overflow.dropped);
       else if (overflow.call === undefined) this.forward(overflow.stream!, EVENT_END);
       else {
-        // A line streamed to the one call waiting before its id came: the id is released now.
-        if (this.overflowAnswersLate(overflow.call, envelope)) this.owners.answered(idKey(envelope.id!));
+        this.admission.answeredLate(overflow.call, envelope);
         this.eventEnd(overflow.call, envelope, overflow.stream!);
       }
       return;
     }
     // Its destination became known only at its end (the id came last, several calls wait).
-    const destination = this.destinationOf(envelope, undefined);
+    const destination = this.admission.destinationOf(envelope, undefined);
     if (!('call' in destination)) {
       this.undeliverable(envelope, totalBytes, 'none' in destination ? destination.none : 'no_stream');
       return;
@@ -332,39 +316,12 @@ export class StdioChild {
     this.eventEnd(call, envelope, stream);
   }
 
-  /** Was this an answer streamed to a call before its id was read (so its id is still claimed)? */
-  private overflowAnswersLate(call: StdioCall, envelope: LineEnvelope): boolean {
-    if (envelope.method !== undefined || envelope.id === undefined) return false;
-    return this.owners.ownerOfId(idKey(envelope.id))?.call === call;
-  }
-
-  /**
-   * Where a message goes: an answer to the call that claimed its id, progress to the call that named its
-   * token. In a session, anything else goes to the one call waiting, or to the GET stream; on a shared child
-   * (several clients, no session) anything else could be any client's, so it goes to none.
-   */
-  private destinationOf(envelope: LineEnvelope, bytes: Uint8Array | undefined): Destination {
-    if (envelope.method === undefined && envelope.id !== undefined) {
-      const owner = this.owners.answered(idKey(envelope.id));
-      if (owner === undefined) return { none: 'no_owner' };
-      return owner.abandoned ? { none: 'caller_gone' } : { call: owner.call };
-    }
-    if (envelope.method === 'notifications/progress' && bytes !== undefined) {
-      const token = progressTokenOf(bytes);
-      const owner = token === undefined ? undefined : this.owners.ownerOfToken(token);
-      if (owner !== undefined) return owner.abandoned ? { none: 'caller_gone' } : { call: owner.call };
-    }
-    if (this.shared) return { none: 'no_owner' };
-    if (this.owners.liveCount === 1) return { call: this.owners.liveCalls()[0]! };
-    return { getStream: true };
-  }
-
   private route(envelope: LineEnvelope, bytes: Uint8Array): void {
     if (envelope.method === undefined && envelope.id === undefined) {
       this.undeliverable(envelope, bytes.length, undefined);
       return;
     }
-    const destination = this.destinationOf(envelope, bytes);
+    const destination = this.admission.destinationOf(envelope, bytes);
     if ('call' in destination) {
       const stream = this.eventStart(destination.call, envelope);
       this.forward(stream, bytes);
