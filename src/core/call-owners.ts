@@ -22,6 +22,8 @@ export interface Owner<C> {
 interface Claim<C> extends Owner<C> {
   ids: Set<string>;
   tokens: Set<string>;
+  /** Ids its own client cancelled: a child need not answer them, so they are freed once the client left. */
+  cancelled: Set<string>;
 }
 
 export class CallOwners<C> {
@@ -40,7 +42,13 @@ export class CallOwners<C> {
 
   /** Claims ids and tokens for a call; the caller has checked conflictOf. A call with no ids claims nothing. */
   claim(call: C, ids: Iterable<string>, tokens: Iterable<string>): void {
-    const claim: Claim<C> = { call, abandoned: false, ids: new Set(ids), tokens: new Set(tokens) };
+    const claim: Claim<C> = {
+      call,
+      abandoned: false,
+      ids: new Set(ids),
+      tokens: new Set(tokens),
+      cancelled: new Set(),
+    };
     if (claim.ids.size === 0) return;
     this.claims.set(call, claim);
     this.liveCallCount++;
@@ -78,6 +86,18 @@ export class CallOwners<C> {
     claim.abandoned = true;
     this.liveCallCount--;
     this.abandonedIdCount += claim.ids.size;
+    for (const key of claim.cancelled) this.answered(key);
+  }
+
+  /**
+   * The id's own client cancelled it (only a session's client can be known to be its own): the child may
+   * never answer it, so the claim ends now if the client has left, or when it leaves.
+   */
+  cancel(key: string): void {
+    const claim = this.byId.get(key);
+    if (claim === undefined) return;
+    if (claim.abandoned) this.answered(key);
+    else claim.cancelled.add(key);
   }
 
   /** Calls whose clients still wait, each once. */

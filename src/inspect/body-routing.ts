@@ -10,15 +10,15 @@ export interface BodyRouting {
   progressTokens: Set<string>;
   /** It carries a JSON-RPC response (an answer to a request of the server's). */
   answersServer: boolean;
-  /** It carries notifications/cancelled. */
-  cancels: boolean;
+  /** The request ids its notifications/cancelled name, as idKeys. */
+  cancelled: string[];
 }
 
 const MARKERS = ['"progressToken"', '"result"', '"error"', 'notifications/cancelled'];
 
 /** Reads a body the body reader has judged already; one it cannot read routes nothing. */
 export function bodyRouting(body: Buffer): BodyRouting {
-  const routing: BodyRouting = { progressTokens: new Set(), answersServer: false, cancels: false };
+  const routing: BodyRouting = { progressTokens: new Set(), answersServer: false, cancelled: [] };
   if (!MARKERS.some((marker) => body.includes(marker))) return routing;
   let parsed: unknown;
   try {
@@ -30,7 +30,10 @@ export function bodyRouting(body: Buffer): BodyRouting {
     if (!isRecord(message)) continue;
     if (message.method === undefined && (Object.hasOwn(message, 'result') || Object.hasOwn(message, 'error')))
       routing.answersServer = true;
-    if (message.method === 'notifications/cancelled') routing.cancels = true;
+    if (message.method === 'notifications/cancelled') {
+      const id = isRecord(message.params) ? message.params.requestId : undefined;
+      routing.cancelled.push(typeof id === 'string' || typeof id === 'number' ? idKey(id) : '');
+    }
     const meta =
       isRecord(message.params) && isRecord(message.params._meta) ? message.params._meta : undefined;
     const token = meta?.progressToken;

@@ -173,6 +173,11 @@ export class StdioChild {
     }
   }
 
+  /** The session's client cancelled these ids (idKeys): see CallOwners.cancel. */
+  cancelled(keys: readonly string[]): void {
+    for (const key of keys) this.admission.owners.cancel(key);
+  }
+
   /** The session's GET stream: what the child sends that no call asked for. False when one is open already. */
   openGetStream(open: (stream: PassThrough) => void): boolean {
     return this.getStream?.openWith(open) ?? false;

@@ -256,7 +256,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     const ids = exchange.waiting;
     const initialize = ids.some((id) => exchange.pending.peek(id)?.method === 'initialize');
     const routing = bodyRouting(body);
-    if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancels)) {
+    if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancelled.length > 0)) {
       refuseUnattributable(reply, exchange, routing);
       return;
     }
@@ -273,6 +273,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       sessionId !== undefined ? { 'mcp-session-id': sessionId } : {};
     if (ids.length === 0) {
       child.write(lines);
+      child.cancelled(routing.cancelled);
       deliver(sink, request, reply, 202, answerHeaders, Readable.from([]));
       return;
     }

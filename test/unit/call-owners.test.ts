@@ -37,4 +37,19 @@ describe('CallOwners', () => {
     expect(owners.conflictOf(['n:0', 'n:1'], [])).toBeUndefined();
     expect(owners.abandonedIds).toBe(0);
   });
+
+  it('an id its own client cancelled is freed once that client left, since the child need not answer it', () => {
+    const owners = new CallOwners<string>();
+    owners.claim('A', ['n:5'], []);
+    owners.cancel('n:5');
+    expect(owners.conflictOf(['n:5'], [])).toEqual({ kind: 'id', key: 'n:5' });
+    owners.abandon('A');
+    expect(owners.conflictOf(['n:5'], [])).toBeUndefined();
+    expect(owners.abandonedIds).toBe(0);
+    owners.claim('B', ['n:6'], []);
+    owners.abandon('B');
+    owners.cancel('n:6');
+    expect(owners.abandonedIds).toBe(0);
+    expect(owners.answered('n:6')).toBeUndefined();
+  });
 });
