@@ -480,6 +480,13 @@ const stdioSchema = z.strictObject({
   // false: every call is answered as an SSE stream, as the MCP SDK's Streamable HTTP server answers.
   // true: a POST of one request whose answer comes first gets it as an application/json body (fewer bytes).
   jsonResponse: z.boolean().default(false),
+  // How long a call waits for a request id (or progress token) that another call has in flight on the same
+  // child (ids are never rewritten); past it, a 409 that says so. 0: refused at once.
+  idWait: durationSchema.default(5_000),
+  // What a session's child sends before the client opened its GET stream waits this long for it (0: not at
+  // all), and at most this many bytes per session; past either, it is dropped and counted (a request answered).
+  streamWait: durationSchema.default(5_000),
+  streamWaitBytes: sizeAtLeast(0).default(256 * 1024),
 });
 
 /** Exactly one of upstream.url and upstream.stdio. */

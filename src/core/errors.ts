@@ -23,7 +23,8 @@ export type EdgeErrorReason =
   | 'host_budget_exceeded'
   | 'shutting_down'
   | 'upstream_capacity'
-  | 'session_streams_exceeded';
+  | 'session_streams_exceeded'
+  | 'id_in_use';
 
 export interface JsonRpcErrorMessage {
   jsonrpc: '2.0';
@@ -348,3 +349,8 @@ export const STREAM_COMPLETE_ANSWER: EdgeHttpError = Object.freeze({
   headers: {},
   body: '',
 }) as EdgeHttpError;
+
+/** A stdio call whose id or progress token another call held past upstream.stdio.idWait (src/upstream/stdio-child.ts). */
+export function idInUseRefusal(id: JsonRpcId, detail: string): EdgeHttpError {
+  return edgeRefusal(409, 'id_in_use', detail, id);
+}

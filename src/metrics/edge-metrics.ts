@@ -35,6 +35,8 @@ export interface EdgeMetrics extends ToolRecorders {
   sseEvent(tenant: string): void;
   /** A tenant header from a peer outside trustedProxies (ignored and counted). */
   untrustedTenantHeader(): void;
+  /** A message of the upstream's that reached no client (src/upstream/upstream.ts UndeliveredReason). */
+  undelivered(tenant: string, reason: string): void;
   configReloaded(result: 'success' | 'failure'): void;
   /** Info metric: mcp_edge_config_info{sha256, source} 1 (old series removed on change). */
   configLoaded(sha256: string, source: string): void;
@@ -327,6 +329,9 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
     },
     untrustedTenantHeader() {
       families.untrustedTenantHeader.inc();
+    },
+    undelivered(tenant, reason) {
+      families.undeliveredMessages.inc({ reason, tenant });
     },
     configReloaded(result) {
       families.configReloads.inc({ result });

@@ -41,6 +41,7 @@ export const METRIC_NAMES = Object.freeze({
   sseStreamsActive: 'mcp_edge_sse_streams_active',
   sseEvents: 'mcp_edge_sse_events_total',
   unparsableMessages: 'mcp_edge_unparsable_messages_total',
+  undeliveredMessages: 'mcp_edge_undelivered_messages_total',
   untrustedTenantHeader: 'mcp_edge_untrusted_tenant_header_total',
   configReloads: 'mcp_edge_config_reloads_total',
   configInfo: 'mcp_edge_config_info',
@@ -125,6 +126,12 @@ export function createFamilies(registry: Registry) {
       name: METRIC_NAMES.unparsableMessages,
       help: 'Messages that are not JSON-RPC (not JSON, or not a JSON-RPC shape); forwarded unchanged.',
       labelNames: ['direction', 'tenant'] as const,
+      registers,
+    }),
+    undeliveredMessages: new Counter({
+      name: METRIC_NAMES.undeliveredMessages,
+      help: 'Messages from the MCP server that mcp-edge delivered to no client: their caller left, they name no caller on a shared stdio child, or no client stream opened in time.',
+      labelNames: ['reason', 'tenant'] as const,
       registers,
     }),
     untrustedTenantHeader: new Counter({

@@ -239,6 +239,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       relayResponse(ctx, exchangeOf(request), clientOf(request, reply), response),
     fail: (reply, kind, detail) =>
       upstreamFailed(ctx, reply.request.edge, clientOf(reply.request, reply), kind, detail),
+    undelivered: (tenant, reason) => ctx.metrics?.undelivered(tenant, reason),
   });
 
   return {

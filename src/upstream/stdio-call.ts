@@ -5,11 +5,15 @@ import { lostResponseMessage } from '../core/errors.js';
 import type { LineEnvelope } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
 import { idKey } from '../inspect/pending-requests.js';
+import type { UndeliveredReason } from './upstream.js';
 
 /** Bytes the edge lets wait on a child's stdin (one request is always let through): a child that stops reading cannot grow the edge. */
 export const STDIN_BACKLOG_BYTES = 8 * 1024 * 1024;
 
-/** Abandoned ids remembered (see StdioChild.abandoned). */
+/**
+ * Ids whose callers left that a child may leave unanswered: they stay claimed (src/core/call-owners.ts), so
+ * past this many the child is replaced rather than the edge's memory grown or an id given to another call.
+ */
 export const MAX_ABANDONED = 1024;
 export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 export const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -32,6 +36,8 @@ export interface StdioCall {
   open(statusCode: number, headers: Record<string, string>, stream: PassThrough): void;
   /** The child could not be started or reached: a 502/504 of the edge (only before open). */
   fail(kind: 'unreachable' | 'timeout', detail: string): void;
+  /** Its id or progress token stayed claimed by another call past upstream.stdio.idWait: a 409 (only before open). */
+  refuse(detail: string): void;
   answer?: { sse: boolean; stream: PassThrough };
 }
 
@@ -47,28 +53,48 @@ export function progressTokenOf(bytes: Uint8Array): string | undefined {
   }
 }
 
-/** The child's answer to a request of its own that no client stream can carry: it does not wait. */
-export function noStreamAnswer(id: JsonRpcId): Buffer {
+/** Why the edge delivered a child's message to no client (the `reason` of mcp_edge_undelivered_messages_total). */
+const UNDELIVERED_WHY: Record<UndeliveredReason, string> = {
+  caller_gone: 'it belongs to a call whose client left (timed out or disconnected)',
+  no_owner:
+    "it names no call waiting on this MCP server (on a tenant's shared child, only an id or a progress token says whose it is)",
+  no_stream:
+    'no client stream opened to carry it within upstream.stdio.streamWait (or it was past streamWaitBytes)',
+};
+
+/** The child's answer to a request of its own that no client can take: it does not wait. */
+export function undeliveredRequestAnswer(id: JsonRpcId, reason: UndeliveredReason): Buffer {
   return Buffer.from(
     JSON.stringify({
       jsonrpc: '2.0',
       id,
-      error: { code: -32603, message: 'mcp-edge: no client stream is open to carry this request' },
+      error: {
+        code: -32603,
+        message: `mcp-edge: no client can take this request: ${UNDELIVERED_WHY[reason]}`,
+        data: { reason, enforcedBy: 'mcp-edge' },
+      },
     }),
   );
 }
 
-/** What a message no call or stream can take is, and why it is dropped (for the log). */
-export function undeliverable(envelope: LineEnvelope): { what: string; why: string } {
+/** What a message the edge drops is, and why (for the log). A line that is not JSON-RPC has no reason. */
+export function undeliverable(
+  envelope: LineEnvelope,
+  reason: UndeliveredReason | undefined,
+): { what: string; why: string } {
   const isAnswer = envelope.method === undefined && envelope.id !== undefined;
   return {
     what: envelope.method ?? (isAnswer ? `an answer for id ${String(envelope.id)}` : 'a line'),
-    why: isAnswer
-      ? 'the stdio MCP server answered an id no call waits for (its client left or timed out); dropped'
-      : envelope.method === undefined
+    why:
+      reason === undefined
         ? 'the stdio MCP server wrote a line that is not a JSON-RPC message; dropped'
-        : 'the stdio MCP server sent a message with no client stream open to carry it; dropped',
+        : `the stdio MCP server sent a message that mcp-edge delivers to no client: ${UNDELIVERED_WHY[reason]}; dropped`,
   };
+}
+
+/** An idKey as the id or token looked on the wire (for messages). */
+export function keyText(key: string): string {
+  return key.startsWith('s:') ? JSON.stringify(key.slice(2)) : key.slice(2);
 }
 
 /** Observe mode, for an oversized line whose id came last while several calls waited: it was not held. */

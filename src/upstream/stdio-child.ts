@@ -1,27 +1,32 @@
 // The calls waiting on one stdio MCP server (its process: stdio-process.ts). Its stdout is framed into
 // lines (bounded: src/core/stdio-lines.ts), each line routed to the call that asked (by JSON-RPC id, or
-// progress token) or to the session's GET stream; what a call receives is the child's line, byte for byte,
-// as SSE `data:` events or a JSON body. The relays measure and judge it as they would an HTTP upstream's answer.
+// progress token; which call holds which is src/core/call-owners.ts) or to the session's GET stream
+// (stdio-get-stream.ts); what a call receives is the child's line, byte for byte, as SSE `data:` events or a
+// JSON body. The relays measure and judge it as they would an HTTP upstream's answer. On a tenant's shared
+// child (clients without a session) a message goes only where its id or progress token says, or nowhere.
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { lostResponseMessage } from '../core/errors.js';
 import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lines.js';
 import { idKey } from '../inspect/pending-requests.js';
+import { CallAdmission, type Destination } from './stdio-admission.js';
 import {
   DATA,
   EVENT_END,
   JSON_HEADERS,
   lostOversizedAnswer,
   MAX_ABANDONED,
-  noStreamAnswer,
-  progressTokenOf,
   SSE_HEADERS,
   STDIN_BACKLOG_BYTES,
   type StdioCall,
   undeliverable,
+  undeliveredRequestAnswer,
 } from './stdio-call.js';
+import { stdioProgramName } from './stdio-command.js';
+import { SessionGetStream } from './stdio-get-stream.js';
 import { StdioProcess } from './stdio-process.js';
+import type { UndeliveredReason } from './upstream.js';
 
 export interface ChildOptions {
   spec: StdioUpstreamConfig;
@@ -35,23 +40,32 @@ export interface ChildOptions {
   onExit(child: StdioChild): void;
   /** The process is running (the command was found and could be executed). */
   onSpawn(): void;
+  /** How long a call waits for an id or progress token another call holds (upstream.stdio.idWait). */
+  idWaitMs: number;
+  /** How long and how much of what the child sends may wait for the session's GET stream. */
+  streamWait: { ms: number; bytes: number };
+  /** A message of the child's was delivered to no client (it is logged here): counted. */
+  onUndelivered(reason: UndeliveredReason): void;
 }
 
 export class StdioChild {
   private readonly proc: StdioProcess;
   private readonly framer: LineFramer;
-  private readonly calls = new Map<string, StdioCall>();
-  /** Calls whose ids are in use by another call of this child (a sessionless pool): admitted in order. */
-  private readonly blocked: { call: StdioCall; lines: Uint8Array[] }[] = [];
-  private getStream: PassThrough | undefined;
+  private readonly admission: CallAdmission;
+  /** The session's GET stream; a tenant's shared child has none (its clients have no session). */
+  private readonly getStream: SessionGetStream | undefined;
   /**
-   * Ids of abandoned calls whose answers may still come: while any may, an answer whose id comes last cannot
-   * be given to "the only call waiting" before its end. Bounded: the oldest are forgotten first.
+   * The current overflowing line: decided (its call, the GET stream, or dropped with a reason) once its
+   * destination is known; undecided ones keep their head until the line's end names it.
    */
-  private readonly abandoned = new Set<string>();
-  /** Where the current overflowing line goes, once that is known. */
   private overflow:
-    | { call: StdioCall | undefined; stream: PassThrough | undefined; head: Uint8Array }
+    | {
+        decided: boolean;
+        call: StdioCall | undefined;
+        stream: PassThrough | undefined;
+        dropped: UndeliveredReason | undefined;
+        head: Uint8Array;
+      }
     | undefined;
   private exited: string | undefined;
   private stopping = false;
@@ -59,6 +73,26 @@ export class StdioChild {
 
   constructor(private readonly options: ChildOptions) {
     this.framer = new LineFramer(options.holdBytes);
+    this.admission = new CallAdmission({
+      idWaitMs: options.idWaitMs,
+      shared: options.sessionId === undefined,
+      log: options.log,
+      sessionId: options.sessionId,
+      program: stdioProgramName(options.spec.command[0] ?? ''),
+      write: (lines) => this.write(lines),
+    });
+    this.getStream =
+      options.sessionId === undefined
+        ? undefined
+        : new SessionGetStream({
+            waitMs: options.streamWait.ms,
+            maxBytes: options.streamWait.bytes,
+            flowing: (stream) => this.flowing(stream),
+            forward: (stream, bytes) => this.forward(stream, bytes),
+            drop: (envelope, bytes, reason) => this.undeliverable(envelope, bytes, reason),
+            log: options.log,
+            fields: { session: options.sessionId, program: stdioProgramName(options.spec.command[0] ?? '') },
+          });
     this.proc = new StdioProcess({
       spec: options.spec,
       env: options.env,
@@ -88,8 +122,9 @@ export class StdioChild {
     return this.proc.startFailed;
   }
 
+  /** Calls whose clients wait (those whose clients left do not keep the child from its idle timeout). */
   get inFlight(): number {
-    return new Set(this.calls.values()).size + this.blocked.length;
+    return this.admission.inFlight;
   }
 
   /** Can another request be written now? A child that stopped reading stdin holds at most STDIN_BACKLOG_BYTES. */
@@ -103,19 +138,14 @@ export class StdioChild {
     this.framer.setHoldBytes(bytes);
   }
 
-  /** Writes a call's lines and waits for its answers; a call whose ids another call uses waits its turn. */
+  /** Writes a call's lines and waits for its answers; a call whose ids or tokens another holds waits its turn. */
   start(call: StdioCall, lines: Uint8Array[]): void {
     this.lastActivity = Date.now();
     if (this.exited !== undefined) {
       call.fail('unreachable', this.exited);
       return;
     }
-    if ([...call.waiting.keys()].some((key) => this.calls.has(key))) {
-      this.blocked.push({ call, lines });
-      return;
-    }
-    for (const key of call.waiting.keys()) this.calls.set(key, call);
-    this.write(lines);
+    this.admission.start(call, lines);
   }
 
   /** Lines that wait for no answer (notifications, the client's responses to the child's requests). */
@@ -129,31 +159,28 @@ export class StdioChild {
     }
   }
 
-  /** The call no longer wants its answers (its client left, or it timed out): they are dropped when they come. */
+  /**
+   * The call no longer wants its answers (its client left, or it timed out): they are dropped when they come.
+   * Its ids stay claimed until then, so no other call is given an answer that was not its own.
+   */
   abandon(call: StdioCall): void {
-    for (const [key] of call.waiting) {
-      if (this.calls.get(key) !== call) continue;
-      this.calls.delete(key);
-      this.abandoned.add(key);
-      if (this.abandoned.size > MAX_ABANDONED) this.abandoned.delete(this.abandoned.values().next().value!);
-    }
     call.waiting.clear();
-    const index = this.blocked.findIndex((entry) => entry.call === call);
-    if (index >= 0) this.blocked.splice(index, 1);
-    this.admitBlocked();
+    this.admission.abandon(call);
+    if (this.admission.owners.abandonedIds > MAX_ABANDONED && this.alive) {
+      void this.stop(
+        `more than ${MAX_ABANDONED} requests whose clients left are still unanswered; the MCP server is replaced`,
+      );
+    }
+  }
+
+  /** The session's client cancelled these ids (idKeys): see CallOwners.cancel. */
+  cancelled(keys: readonly string[]): void {
+    for (const key of keys) this.admission.owners.cancel(key);
   }
 
   /** The session's GET stream: what the child sends that no call asked for. False when one is open already. */
   openGetStream(open: (stream: PassThrough) => void): boolean {
-    if (this.getStream !== undefined && !this.getStream.destroyed) return false;
-    const stream = this.flowing(new PassThrough());
-    this.getStream = stream;
-    stream.once('close', () => {
-      if (this.getStream === stream) this.getStream = undefined;
-    });
-    open(stream);
-    if (this.exited !== undefined) stream.end();
-    return true;
+    return this.getStream?.openWith(open) ?? false;
   }
 
   /** Ends the child: stdin closed, SIGTERM to its process group, SIGKILL after the grace. */
@@ -165,10 +192,7 @@ export class StdioChild {
   private ended(detail: string): void {
     if (this.exited !== undefined) return;
     this.exited = detail;
-    const calls = new Set([...this.calls.values(), ...this.blocked.map((entry) => entry.call)]);
-    this.calls.clear();
-    this.blocked.length = 0;
-    for (const call of calls) this.answerLost(call, detail);
+    for (const call of this.admission.clear()) this.answerLost(call, detail);
     this.getStream?.end();
     this.options.onExit(this);
   }
@@ -222,109 +246,110 @@ export class StdioChild {
       case 'line':
         this.route(event.envelope, event.bytes);
         return;
-      case 'overflow': {
-        const call = this.destinationOf(event.envelope, undefined);
-        this.overflow = { call, stream: undefined, head: event.head };
-        if (call !== undefined && this.overflowKnown(event.envelope, call)) {
-          this.overflow.stream = this.eventStart(call, event.envelope);
-          this.forward(this.overflow.stream, event.head);
-          this.overflow.head = new Uint8Array(0);
-        } else if (
-          call === undefined &&
-          event.envelope.method !== undefined &&
-          this.getStream !== undefined
-        ) {
-          // An oversized message no call asked for: the GET stream's relay drops it, warns the client, and
-          // answers a request among them for the child, as for an HTTP server's.
-          this.overflow.stream = this.getStream;
-          this.forward(this.getStream, DATA);
-          this.forward(this.getStream, event.head);
-          this.overflow.head = new Uint8Array(0);
-        }
+      case 'overflow':
+        this.overflowStart(event.envelope, event.head);
         return;
-      }
       case 'overflow-data':
         if (this.overflow?.stream !== undefined) this.forward(this.overflow.stream, event.bytes);
         return;
-      case 'overflow-end': {
-        const overflow = this.overflow;
-        this.overflow = undefined;
-        // The answer of an abandoned call (refused as it crossed the ceiling) has come: its id is no longer
-        // one that might still come, or every later oversized line would wait for its own end.
-        if (event.envelope.method === undefined && event.envelope.id !== undefined)
-          this.abandoned.delete(idKey(event.envelope.id));
-        if (overflow === undefined) return;
-        if (overflow.stream !== undefined && overflow.call === undefined) {
-          this.forward(overflow.stream, EVENT_END);
-          return;
-        }
-        if (overflow.stream !== undefined) {
-          this.eventEnd(overflow.call, event.envelope, overflow.stream);
-          return;
-        }
-        // Its destination became known only at its end (the id came last, several calls wait).
-        const call = this.destinationOf(event.envelope, undefined);
-        if (call === undefined) {
-          this.undeliverable(event.envelope, event.totalBytes);
-          return;
-        }
-        const id = event.envelope.id ?? null;
-        const line = call.enforce ? overflow.head : lostOversizedAnswer(id, event.totalBytes);
-        const stream = this.eventStart(call, event.envelope);
-        this.forward(stream, line);
-        this.eventEnd(call, event.envelope, stream);
-      }
+      case 'overflow-end':
+        this.overflowEnd(event.envelope, event.totalBytes);
+        this.admission.admitWaiting();
     }
   }
 
-  /** An overflowing line can be streamed on only once its call is certain: its id, or the only call waiting. */
-  private overflowKnown(envelope: LineEnvelope, call: StdioCall): boolean {
-    if (envelope.id !== undefined) return true;
-    return this.abandoned.size === 0 && new Set(this.calls.values()).size === 1 && call.waiting.size === 1;
+  /** An overflowing line streams on only once its destination is certain; else its head waits for its end. */
+  private overflowStart(envelope: LineEnvelope, head: Uint8Array): void {
+    const overflow = { decided: false, call: undefined, stream: undefined, dropped: undefined, head };
+    this.overflow = overflow;
+    let destination: Destination | undefined;
+    if (envelope.method === undefined && envelope.id !== undefined) {
+      destination = this.admission.destinationOf(envelope, undefined); // an answer whose id came first
+    } else if (envelope.method === undefined && this.getStream !== undefined) {
+      const only = this.admission.onlyPossibleAnswerer(); // its id may come last
+      if (only !== undefined) destination = { call: only };
+    } else if (envelope.method !== undefined && this.getStream !== undefined) {
+      destination = this.admission.destinationOf(envelope, undefined);
+    }
+    if (destination === undefined) return;
+    if ('none' in destination) {
+      Object.assign(overflow, { decided: true, dropped: destination.none });
+      return;
+    }
+    if ('call' in destination) {
+      const stream = this.eventStart(destination.call, envelope);
+      Object.assign(overflow, { decided: true, call: destination.call, stream });
+      this.forward(stream, head);
+      overflow.head = new Uint8Array(0);
+      return;
+    }
+    const stream = this.getStream?.open;
+    // An oversized message no call asked for: the GET stream's relay drops it, warns the client, and answers
+    // a request among them for the child, as for an HTTP server's. With no stream open it cannot wait (it is
+    // past what the edge holds): it is dropped at its end.
+    if (stream === undefined) return;
+    Object.assign(overflow, { decided: true, stream });
+    this.forward(stream, DATA);
+    this.forward(stream, head);
+    overflow.head = new Uint8Array(0);
   }
 
-  /** The call a message goes to: the answer's id, a progress token, or else the only call waiting. */
-  private destinationOf(envelope: LineEnvelope, bytes: Uint8Array | undefined): StdioCall | undefined {
-    const isAnswer = envelope.method === undefined;
-    if (isAnswer && envelope.id !== undefined) {
-      const key = idKey(envelope.id);
-      this.abandoned.delete(key);
-      return this.calls.get(key);
-    }
-    if (envelope.method === 'notifications/progress' && bytes !== undefined) {
-      const token = progressTokenOf(bytes);
-      if (token !== undefined) {
-        for (const call of this.calls.values()) if (call.progressTokens.has(token)) return call;
+  private overflowEnd(envelope: LineEnvelope, totalBytes: number): void {
+    const overflow = this.overflow;
+    this.overflow = undefined;
+    if (overflow === undefined) return;
+    if (overflow.decided) {
+      if (overflow.dropped !== undefined) this.undeliverable(envelope, totalBytes, overflow.dropped);
+      else if (overflow.call === undefined) this.forward(overflow.stream!, EVENT_END);
+      else {
+        this.admission.answeredLate(overflow.call, envelope);
+        this.eventEnd(overflow.call, envelope, overflow.stream!);
       }
+      return;
     }
-    const calls = new Set(this.calls.values());
-    if (calls.size === 1) return [...calls][0];
-    return undefined;
+    // Its destination became known only at its end (the id came last, several calls wait).
+    const destination = this.admission.destinationOf(envelope, undefined);
+    if (!('call' in destination)) {
+      this.undeliverable(envelope, totalBytes, 'none' in destination ? destination.none : 'no_stream');
+      return;
+    }
+    const call = destination.call;
+    const id = envelope.id ?? null;
+    const line = call.enforce ? overflow.head : lostOversizedAnswer(id, totalBytes);
+    const stream = this.eventStart(call, envelope);
+    this.forward(stream, line);
+    this.eventEnd(call, envelope, stream);
   }
 
   private route(envelope: LineEnvelope, bytes: Uint8Array): void {
-    const isAnswer = envelope.method === undefined && envelope.id !== undefined;
-    const call = isAnswer || envelope.method !== undefined ? this.destinationOf(envelope, bytes) : undefined;
-    if (call !== undefined) {
-      const stream = this.eventStart(call, envelope);
+    if (envelope.method === undefined && envelope.id === undefined) {
+      this.undeliverable(envelope, bytes.length, undefined);
+      return;
+    }
+    const destination = this.admission.destinationOf(envelope, bytes);
+    if ('call' in destination) {
+      const stream = this.eventStart(destination.call, envelope);
       this.forward(stream, bytes);
-      this.eventEnd(call, envelope, stream);
-      return;
+      this.eventEnd(destination.call, envelope, stream);
+    } else if ('none' in destination) {
+      this.undeliverable(envelope, bytes.length, destination.none);
+    } else if (this.getStream !== undefined) {
+      this.getStream.send(envelope, bytes);
     }
-    if (!isAnswer && envelope.method !== undefined && this.getStream !== undefined) {
-      this.forward(this.getStream, Buffer.concat([DATA, bytes, EVENT_END]));
-      return;
-    }
-    this.undeliverable(envelope, bytes.length);
+    this.admission.admitWaiting();
   }
 
-  /** A message no call and no GET stream can take: logged, and a request among them answered for the child. */
-  private undeliverable(envelope: LineEnvelope, bytes: number): void {
-    const { what, why } = undeliverable(envelope);
-    this.proc.droppedLineLog.write('warn', { message: what, bytes }, why);
+  /**
+   * A message the edge delivers to no client: logged (rate-limited, as the child's stderr) and counted (a line
+   * that is not JSON-RPC only logged), and a request among them answered for the child, so it does not wait.
+   */
+  private undeliverable(envelope: LineEnvelope, bytes: number, reason: UndeliveredReason | undefined): void {
+    const { what, why } = undeliverable(envelope, reason);
+    this.proc.droppedLineLog.write('warn', { message: what, bytes, reason }, why);
+    if (reason === undefined) return;
+    this.options.onUndelivered(reason);
     if (envelope.method !== undefined && envelope.id !== undefined) {
-      // A request nobody can answer: the child hears so, rather than waiting.
-      this.write([noStreamAnswer(envelope.id)]);
+      this.write([undeliveredRequestAnswer(envelope.id, reason)]);
     }
   }
 
@@ -341,35 +366,14 @@ export class StdioChild {
     return call.answer.stream;
   }
 
-  private eventEnd(call: StdioCall | undefined, envelope: LineEnvelope, stream: PassThrough): void {
-    if (call === undefined) return;
+  private eventEnd(call: StdioCall, envelope: LineEnvelope, stream: PassThrough): void {
     if (call.answer?.sse) this.forward(stream, EVENT_END);
-    if (envelope.method === undefined && envelope.id !== undefined) {
-      const key = idKey(envelope.id);
-      if (this.calls.get(key) === call) this.calls.delete(key);
-      call.waiting.delete(key);
-    }
-    if (call.waiting.size === 0) {
-      if (!stream.destroyed) stream.end();
-      this.admitBlocked();
-    }
+    if (envelope.method === undefined && envelope.id !== undefined) call.waiting.delete(idKey(envelope.id));
+    if (call.waiting.size === 0 && !stream.destroyed) stream.end();
   }
 
   private forward(stream: PassThrough, bytes: Uint8Array): void {
     if (stream.destroyed || stream.writableEnded) return;
     if (!stream.write(bytes)) this.proc.pauseOutput();
-  }
-
-  private admitBlocked(): void {
-    for (let i = 0; i < this.blocked.length; ) {
-      const entry = this.blocked[i]!;
-      if ([...entry.call.waiting.keys()].some((key) => this.calls.has(key))) {
-        i++;
-        continue;
-      }
-      this.blocked.splice(i, 1);
-      for (const key of entry.call.waiting.keys()) this.calls.set(key, entry.call);
-      this.write(entry.lines);
-    }
   }
 }

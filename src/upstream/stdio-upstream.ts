@@ -1,17 +1,19 @@
 // The stdio upstream, the second kind of Upstream: mcp-edge spawns the MCP server itself and is the
 // Streamable HTTP endpoint for it. Each MCP session (a client's initialize) gets its own child; requests
 // without a session (protocol 2026-07-28, which has none) go to one child per tenant, where requests whose
-// ids another client has in flight wait their turn, so no id is ever rewritten. Answers are the child's
-// lines (stdio-child.ts), handed to the shell's relays like any upstream's.
+// ids another client has in flight wait their turn (bounded by upstream.stdio.idWait), so no id is ever
+// rewritten, and where no client may answer or cancel what it cannot be told apart from another's. Answers
+// are the child's lines (stdio-child.ts), handed to the shell's relays like any upstream's.
 import { randomUUID } from 'node:crypto';
 import { type PassThrough, Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
-import { edgeRefusal, type ProcessBound, processLimitRefusal } from '../core/errors.js';
+import { edgeRefusal, idInUseRefusal, type ProcessBound, processLimitRefusal } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
+import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
 import { idKey } from '../inspect/pending-requests.js';
 import { exchangeOf } from '../proxy/edge-context.js';
 import { sendEdgeError } from '../proxy/edge-error.js';
@@ -80,7 +82,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   let closing = false;
   let sweep: NodeJS.Timeout | undefined;
 
-  function spawnChild(exchange: Exchange, sessionId: string | undefined): StdioChild {
+  function spawnChild(exchange: Exchange, sessionId: string | undefined, sink: UpstreamSink): StdioChild {
     const hold = holdBounds(exchange.runtime, exchange.tenant).response ?? UNBOUNDED_HOLD_BYTES;
     const child = new StdioChild({
       spec,
@@ -89,6 +91,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       sessionId,
       holdBytes: hold,
       answerHeaders: sessionId !== undefined ? { 'mcp-session-id': sessionId } : {},
+      idWaitMs: spec.idWait,
+      streamWait: { ms: spec.streamWait, bytes: spec.streamWaitBytes },
+      onUndelivered: (reason) => sink.undelivered(exchange.tenant, reason),
       onSpawn: () => {
         startFailure = undefined;
       },
@@ -217,6 +222,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   /** The child a request goes to, or undefined when the edge has answered it already. */
   function childFor(
     reply: FastifyReply,
+    sink: UpstreamSink,
     exchange: Exchange,
     sessionId: string | undefined,
     initialize: boolean,
@@ -246,7 +252,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       sendEdgeError(reply, processLimitRefusal(id, bound));
       return undefined;
     }
-    return spawnChild(exchange, initialize ? randomUUID() : undefined);
+    return spawnChild(exchange, initialize ? randomUUID() : undefined, sink);
   }
 
   function handle(request: FastifyRequest, reply: FastifyReply, sink: UpstreamSink): void {
@@ -266,7 +272,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         );
         return;
       }
-      const child = childFor(reply, exchange, sessionId, false);
+      const child = childFor(reply, sink, exchange, sessionId, false);
       if (child === undefined) return;
       if (request.method === 'DELETE') {
         sessions.delete(sessionId);
@@ -303,7 +309,12 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     }
     const ids = exchange.waiting;
     const initialize = ids.some((id) => exchange.pending.peek(id)?.method === 'initialize');
-    const child = childFor(reply, exchange, sessionId, initialize);
+    const routing = bodyRouting(body);
+    if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancelled.length > 0)) {
+      refuseUnattributable(reply, exchange, routing);
+      return;
+    }
+    const child = childFor(reply, sink, exchange, sessionId, initialize);
     if (child === undefined) return;
     if (sessionId !== undefined && ids.length > 0) {
       const session = sessions.get(sessionId);
@@ -320,10 +331,11 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       sessionId !== undefined ? { 'mcp-session-id': sessionId } : {};
     if (ids.length === 0) {
       child.write(lines);
+      child.cancelled(routing.cancelled);
       deliver(sink, request, reply, 202, answerHeaders, Readable.from([]));
       return;
     }
-    const call = newCall(sink, request, reply, exchange, ids, body);
+    const call = newCall(sink, request, reply, exchange, ids, routing);
     const timeoutMs = config.upstream.timeouts.headers;
     const timer =
       timeoutMs > 0
@@ -349,12 +361,12 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     reply: FastifyReply,
     exchange: Exchange,
     ids: readonly JsonRpcId[],
-    body: Buffer,
+    routing: BodyRouting,
   ): StdioCall {
     const waiting = new Map(ids.map((id) => [idKey(id), id] as const));
     return {
       waiting,
-      progressTokens: progressTokensOf(body),
+      progressTokens: routing.progressTokens,
       mayAnswerJson:
         ids.length === 1 &&
         (spec.jsonResponse || !acceptsEventStream(headerValue(request.headers, 'accept'))),
@@ -364,25 +376,32 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       fail: (kind, detail) => {
         if (!reply.sent && !reply.raw.destroyed) sink.fail(reply, kind, detail);
       },
+      refuse: (detail) => {
+        if (!reply.sent && !reply.raw.destroyed)
+          sendEdgeError(reply, idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, detail));
+      },
     };
   }
 
-  return upstream;
-}
-
-/** The progress tokens the requests of a body ask for (`params._meta.progressToken`), as idKeys. */
-function progressTokensOf(body: Buffer): Set<string> {
-  const tokens = new Set<string>();
-  if (!body.includes('"progressToken"')) return tokens;
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-      const token = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta
-        ?.progressToken;
-      if (typeof token === 'string' || typeof token === 'number') tokens.add(idKey(token));
-    }
-  } catch {
-    // The body reader has judged the body; a token that cannot be read only routes progress to the GET stream.
+  /**
+   * A client without a session answers a server request or cancels a request: on the tenant's shared child
+   * the edge cannot tell whose request that is (any client of the tenant may use any id), so it refuses.
+   * Protocol 2026-07-28 has no server-to-client requests, and cancels a request by closing its stream.
+   */
+  function refuseUnattributable(reply: FastifyReply, exchange: Exchange, routing: BodyRouting): void {
+    const what = routing.answersServer
+      ? 'answers a request of the MCP server'
+      : 'cancels a request with notifications/cancelled';
+    log.warn({ tenant: exchange.tenant, program }, `stdio: a request without a session ${what}; refused`);
+    sendEdgeError(
+      reply,
+      edgeRefusal(
+        400,
+        'invalid_request',
+        `This request ${what}, but it carries no Mcp-Session-Id: clients without a session share one MCP server process per tenant, and mcp-edge cannot tell whose request that is, so none may answer or cancel one (close the request's stream to cancel it; initialize a session to answer server requests)`,
+      ),
+    );
   }
-  return tokens;
+
+  return upstream;
 }

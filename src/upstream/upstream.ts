@@ -12,12 +12,20 @@ export interface UpstreamResponse {
   stream: Readable;
 }
 
+/**
+ * Why a message from the upstream reached no client: its caller left, it names no caller (a shared stdio
+ * child), or no client stream opened in time. The `reason` label of mcp_edge_undelivered_messages_total.
+ */
+export type UndeliveredReason = 'caller_gone' | 'no_owner' | 'no_stream';
+
 /** What the shell does with an upstream's answers: the response relay, and the one failure answer. */
 export interface UpstreamSink {
   /** The upstream's answer; the upstream has set its status and client-facing headers on the reply. */
   deliver(request: FastifyRequest, reply: FastifyReply, response: UpstreamResponse): void;
   /** The upstream could not answer: the client gets a 502/504 for its id; `detail` goes to the log. */
   fail(reply: FastifyReply, kind: Exclude<UpstreamFailureKind, 'failed'>, detail: string): void;
+  /** The upstream sent a message the edge delivered to no client (the upstream has logged it): counted. */
+  undelivered(tenant: string, reason: UndeliveredReason): void;
 }
 
 export interface Upstream {

@@ -25,6 +25,8 @@ export interface V1ClientOptionsForTests {
   clientOptions?: V1ClientOptions;
   /** clientInfo.name (hosts are told apart by it). */
   name?: string;
+  /** Runs before connect: handlers for what the server may send at once (roots/list, list_changed). */
+  beforeConnect?: (client: V1Client) => void;
 }
 
 export interface ConnectedV1Client {
@@ -49,6 +51,7 @@ export async function connectV1Client(
     { name: opts.name ?? 'mcp-edge-tests-v1', version: '1.32.2' },
     opts.clientOptions,
   );
+  opts.beforeConnect?.(client);
   await client.connect(transport);
   return {
     client,

@@ -17,6 +17,7 @@ export const STDIO_SERVERS = {
   filesystem: (dir: string) => [NODE, bin('@modelcontextprotocol/server-filesystem/dist/index.js'), dir],
   v1Fixture: [NODE, '--import', 'tsx', join(REPO_ROOT, 'test/fixtures/stdio-v1-server.ts')],
   v2Fixture: [NODE, '--import', 'tsx', join(REPO_ROOT, 'test/fixtures/stdio-v2-server.ts')],
+  scripted: [NODE, '--import', 'tsx', join(REPO_ROOT, 'test/fixtures/stdio-scripted-server.ts')],
 };
 
 export interface StdioEdgeOptions {
@@ -25,6 +26,8 @@ export interface StdioEdgeOptions {
   /** Top-level keys (limits, tenancy, ...). */
   yaml?: string;
   metrics?: boolean;
+  /** logging.level (default info). */
+  logLevel?: 'debug' | 'info';
 }
 
 export interface StdioTestEdge extends RunningEdge {
@@ -42,7 +45,7 @@ export function stdioEdgeYaml(command: readonly string[], options: StdioEdgeOpti
     `    cwd: ${JSON.stringify(REPO_ROOT)}`,
     ...(options.stdioYaml ? [options.stdioYaml] : []),
     options.metrics ? 'metrics: { enabled: true, host: 127.0.0.1, port: 0 }' : 'metrics: { enabled: false }',
-    'logging: { level: info }',
+    `logging: { level: ${options.logLevel ?? 'info'} }`,
     options.yaml ?? '',
   ].join('\n');
 }
@@ -53,7 +56,9 @@ export async function startStdioEdge(
 ): Promise<StdioTestEdge> {
   const loaded = parseConfigText(stdioEdgeYaml(command, options), 'stdio-test.yaml', {});
   const log = capturedLog();
-  const running = await startEdge(loaded, createLogger('info', log.sink), { watch: false });
+  const running = await startEdge(loaded, createLogger(options.logLevel ?? 'info', log.sink), {
+    watch: false,
+  });
   return {
     ...running,
     upstream: running.upstream as StdioUpstream,

@@ -678,6 +678,8 @@ describe('the exposition', () => {
       mcp_edge_sse_streams_active: 'gauge',
       mcp_edge_sse_events_total: 'counter',
       mcp_edge_unparsable_messages_total: 'counter',
+      // Issue 23: messages of the upstream's that reached no client.
+      mcp_edge_undelivered_messages_total: 'counter',
       mcp_edge_untrusted_tenant_header_total: 'counter',
       mcp_edge_config_reloads_total: 'counter',
       mcp_edge_config_info: 'gauge',

@@ -30,6 +30,9 @@ describe('upstream.stdio', () => {
       maxProcesses: 64,
       killGrace: 5000,
       jsonResponse: false,
+      idWait: 5000,
+      streamWait: 5000,
+      streamWaitBytes: 256 * 1024,
     });
   });
 
