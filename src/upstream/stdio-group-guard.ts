@@ -26,17 +26,25 @@ while [ $i -lt $ticks ] && alive; do sleep 0.1; i=$((i + 1)); done
 for g in $groups; do kill -KILL -$g 2>/dev/null; done
 `;
 
+/** Watchdogs started again after one ended while groups were listed, before mcp-edge gives up on them. */
+const MAX_WATCHDOG_RESTARTS = 3;
+
 class GroupGuard {
   private watchdog: ChildProcess | undefined;
-  private readonly listed = new Set<number>();
+  /** The groups listed, each with its grace in the watchdog's ticks of 0.1 s. */
+  private readonly listed = new Map<number, number>();
   /** Groups being ended (their leader is gone, members may remain): close() waits for them. */
   private readonly ending = new Set<Promise<void>>();
   private unavailable = false;
+  private restarts = 0;
 
   /** Lists a new group; at mcp-edge's death it gets SIGTERM, then SIGKILL after `graceMs`. */
   add(pgid: number, graceMs: number, log: Logger): void {
-    this.listed.add(pgid);
-    this.send(`+${pgid} ${Math.max(1, Math.ceil(graceMs / 100))}\n`, log);
+    const ticks = Math.max(1, Math.ceil(graceMs / 100));
+    this.listed.set(pgid, ticks);
+    if (this.unavailable) return;
+    if (this.watchdog === undefined) this.watchdog = this.start(log);
+    else this.watchdog.stdin?.write(`+${pgid} ${ticks}\n`);
   }
 
   /** The group is gone (mcp-edge ended it): the watchdog forgets it. */
@@ -64,28 +72,37 @@ class GroupGuard {
     await Promise.all([...this.ending]);
   }
 
-  private send(line: string, log: Logger): void {
-    if (this.unavailable) return;
-    if (this.watchdog === undefined) {
-      const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT], {
-        stdio: ['pipe', 'ignore', 'ignore'],
-        detached: true, // its own session: a signal to mcp-edge's terminal or group does not reach it
-        shell: false,
-      });
-      watchdog.once('error', (err: NodeJS.ErrnoException) => {
-        this.unavailable = true;
-        if (this.watchdog === watchdog) this.watchdog = undefined;
-        log.warn(
-          { err: err.code ?? err.message },
-          'no /bin/sh for the stdio watchdog: children of an mcp-edge that is killed (SIGKILL) are not ended',
-        );
-      });
-      watchdog.stdin?.on('error', () => {}); // it is gone: nothing to guard with
-      watchdog.unref();
-      (watchdog.stdin as { unref?: () => void } | null)?.unref?.();
-      this.watchdog = watchdog;
-    }
-    this.watchdog.stdin?.write(line);
+  /** A watchdog with every listed group; should it die while groups are listed, another takes its place. */
+  private start(log: Logger): ChildProcess {
+    const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true, // its own session: a signal to mcp-edge's terminal or group does not reach it
+      shell: false,
+    });
+    watchdog.once('error', (err: NodeJS.ErrnoException) => {
+      this.unavailable = true;
+      if (this.watchdog === watchdog) this.watchdog = undefined;
+      log.warn(
+        { err: err.code ?? err.message },
+        'no /bin/sh for the stdio watchdog: children of an mcp-edge that is killed (SIGKILL) are not ended',
+      );
+    });
+    watchdog.once('exit', (code, signal) => {
+      if (this.watchdog !== watchdog || this.unavailable) return;
+      this.watchdog = undefined;
+      // Bounded: a watchdog that cannot run is not started again and again.
+      this.unavailable = ++this.restarts > MAX_WATCHDOG_RESTARTS;
+      log.warn(
+        { code, signal, restarting: !this.unavailable },
+        'the stdio watchdog ended while children run',
+      );
+      if (!this.unavailable && this.listed.size > 0) this.watchdog = this.start(log);
+    });
+    watchdog.stdin?.on('error', () => {}); // it is gone: its exit starts another
+    watchdog.unref();
+    (watchdog.stdin as { unref?: () => void } | null)?.unref?.();
+    for (const [pgid, ticks] of this.listed) watchdog.stdin?.write(`+${pgid} ${ticks}\n`);
+    return watchdog;
   }
 }
 
