@@ -259,6 +259,19 @@ async function main(argv: string[]): Promise<number> {
   const loaded = await loadForRun({ ...flags, ...(values.stdio === true ? { stdio: stdioArgv } : {}) });
   runSource = loaded.source;
   const running = await startEdge(loaded);
+  // The last resort, not the mechanism. What one exchange's code throws ends that exchange only: every
+  // callback the shell runs outside Fastify's try/catch goes through the exchange's guard (src/proxy/guard.ts).
+  // An exception that still reaches the process came from code every exchange shares (a timer of all streams,
+  // the session store) and may have left its state half-changed; serving on could hand one client another's
+  // state. So it is logged at fatal level, with its stack, and the process exits 1 for its supervisor to
+  // restart it (docs/reliability.md).
+  process.on('uncaughtException', (err) => {
+    running.edge.app.log.fatal(
+      { err },
+      'an exception escaped every exchange; mcp-edge exits to be restarted',
+    );
+    process.exit(1);
+  });
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {

@@ -6,11 +6,12 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
+import type { Readable } from 'node:stream';
 import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { EdgeConfig } from '../config/schema.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { FORWARDED_METHODS } from '../proxy/admission.js';
@@ -138,6 +139,9 @@ async function registerProxy(
     const url = request.raw.url ?? '';
     const query = url.indexOf('?');
     exchangeOf(request).upstreamSentAt = process.hrtime.bigint();
+    // undici rethrows what its callback throws, where nothing catches it: the exchange's guard takes it, and
+    // lets go of an answer's body that no one will read.
+    let answer: Readable | undefined;
     pool.request(
       {
         path: query === -1 ? upstream.pathname : upstream.pathname + url.slice(query),
@@ -145,7 +149,8 @@ async function registerProxy(
         headers: headers as Record<string, string | string[]>,
         body,
       },
-      (err, res) => {
+      sink.guard(reply, () => answer?.destroy())((err: Error | null, res: Dispatcher.ResponseData) => {
+        answer = res?.body;
         if (err !== null) {
           const failure = failureOf(err);
           sink.fail(reply, failure.kind, failure.detail);
@@ -161,7 +166,7 @@ async function registerProxy(
         }
         reply.headers(responseHeadersFor(res.headers));
         sink.deliver(request, reply, { statusCode: res.statusCode, headers: res.headers, stream: res.body });
-      },
+      }),
     );
   };
 

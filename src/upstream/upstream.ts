@@ -4,6 +4,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UpstreamFailureKind } from '../core/errors.js';
+import type { Guard } from '../proxy/guard.js';
 
 /** An upstream's answer to one exchange, before the edge has looked at its body. */
 export interface UpstreamResponse {
@@ -18,6 +19,12 @@ export interface UpstreamSink {
   deliver(request: FastifyRequest, reply: FastifyReply, response: UpstreamResponse): void;
   /** The upstream could not answer: the client gets a 502/504 for its id; `detail` goes to the log. */
   fail(reply: FastifyReply, kind: Exclude<UpstreamFailureKind, 'failed'>, detail: string): void;
+  /**
+   * The guard for the upstream's own callbacks of this exchange (an undici callback, a stream listener): what
+   * they throw ends the exchange (a 500 or its connection closed, logged at error level), never the process.
+   * `release` frees what the exchange holds upstream (an answer's body no one will read).
+   */
+  guard(reply: FastifyReply, release?: () => void): Guard;
 }
 
 export interface Upstream {
