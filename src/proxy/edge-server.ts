@@ -137,7 +137,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   });
 
   // OAuth discovery and pass-through routes (well-known.ts), CORS (cors.ts): before the endpoint's own checks.
-  const oauth = await registerOAuthRoutes(app, config);
+  // The pass-through paths withhold the edge's own credentials by the same rule as the MCP endpoint.
+  const oauth = await registerOAuthRoutes(app, config, () => runtime.tenants);
   const cors = installCors(app, config, oauth);
 
   // Everything but POST, GET and DELETE on the MCP endpoint is refused in onRequest, before any body is read.

@@ -26,6 +26,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { nestingDepth } from '../core/json-scan.js';
+import type { TenantResolver } from '../tenancy/tenant-resolver.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { headerValue } from './headers.js';
 import { hostOriginRefusal, parseHost, pathOf, queryOf } from './host-origin.js';
@@ -161,14 +162,18 @@ export interface OAuthRoutes {
  * Registers the discovery and pass-through routes, and the WWW-Authenticate rewrite on the MCP endpoint's
  * responses. Call before the proxy is registered, so the hook applies to its routes.
  */
-export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConfig): Promise<OAuthRoutes> {
+export async function registerOAuthRoutes(
+  app: FastifyInstance,
+  config: EdgeConfig,
+  /** The running tenancy: which of a request's headers are the edge's own (upstreamIdentity). */
+  tenants: () => TenantResolver,
+): Promise<OAuthRoutes> {
   let current = config;
   const { discovery, paths } = config.upstream.oauth;
   const listenPath = config.listen.path;
   // A stdio upstream has no HTTP origin to pass OAuth documents or endpoints through to.
   if (config.upstream.url === undefined) return { serves: () => false, replace() {}, decorateResponse() {} };
   const upstream = new URL(config.upstream.url);
-  const withheld = config.tenancy.resolve.flatMap((r) => ('apiKey' in r ? [r.apiKey.header] : []));
   const serves = (path: string) =>
     (discovery && isDiscoveryPath(path)) || paths.some((prefix) => within(path, prefix));
 
@@ -240,9 +245,14 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
         method: request.method,
         headers: request.headers,
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
-        // Discovery documents are public; the authorization server's endpoints take client credentials.
+        // Discovery documents are public; the authorization server's endpoints take client credentials, but
+        // never the edge's own (an API key, a JWT its resolver does not forward): the MCP endpoint's rule.
         credentials: !isDocument,
-        withheld,
+        withheld: tenants().upstreamIdentity(
+          request.headers,
+          request.socket.remoteAddress,
+          settings.tenancy.default,
+        ).drop,
       });
     } catch (err) {
       // Anything else is the edge's own failure: Fastify's error handler answers and logs it.
