@@ -119,6 +119,19 @@ function keepRestartOnly(
   return { restartRequired, applied };
 }
 
+/**
+ * With OAuth discovery on and neither server.publicUrl nor server.allowedHosts set, the `resource` the edge
+ * writes into discovery documents and 401 challenges comes from each request's Host header, which any client
+ * sets as it likes. Valid (a loopback edge, a trusted network), so a warning at start, not an error.
+ */
+export function hostDecidesResourceWarning(config: EdgeConfig): string | undefined {
+  const { server, upstream } = config;
+  // A stdio upstream has no OAuth documents to pass through.
+  if (upstream.url === undefined || !upstream.oauth.discovery) return undefined;
+  if (server.publicUrl !== undefined || server.allowedHosts.length > 0) return undefined;
+  return "upstream.oauth.discovery is on, and neither server.publicUrl nor server.allowedHosts is set: the resource URL in OAuth discovery documents and 401 challenges is taken from each request's Host header, which any client can set. Set server.publicUrl to the URL clients use (or list server.allowedHosts), or set upstream.oauth.discovery: false if the MCP server is not OAuth-protected";
+}
+
 export async function startEdge(
   loaded: LoadedConfig,
   logger?: Logger,
@@ -160,6 +173,8 @@ export async function startEdge(
   );
 
   for (const warning of loaded.warnings ?? []) log.warn({ file: loaded.source }, warning);
+  const hostWarning = hostDecidesResourceWarning(config);
+  if (hostWarning !== undefined) log.warn({ keys: ['server.publicUrl', 'server.allowedHosts'] }, hostWarning);
 
   let current = loaded;
   const reload = async (): Promise<ReloadResult> => {

@@ -366,4 +366,23 @@ describe('an OAuth-protected MCP server through mcp-edge', () => {
       atToken: `Bearer ${token}`,
     });
   });
+
+  it('warns at start when the Host header would name the resource: discovery on, no publicUrl, no allowedHosts', async () => {
+    const warningsOf = async (yaml: string, upstreamYaml?: string) => {
+      const edge = track(
+        await startTestEdge(
+          'http://127.0.0.1:9/mcp',
+          yaml,
+          upstreamYaml !== undefined ? { upstreamYaml } : {},
+        ),
+      );
+      return edge.logs.filter((line) => line.level === 40).map((line) => line.msg);
+    };
+    expect(await warningsOf('')).toEqual([
+      "upstream.oauth.discovery is on, and neither server.publicUrl nor server.allowedHosts is set: the resource URL in OAuth discovery documents and 401 challenges is taken from each request's Host header, which any client can set. Set server.publicUrl to the URL clients use (or list server.allowedHosts), or set upstream.oauth.discovery: false if the MCP server is not OAuth-protected",
+    ]);
+    expect(await warningsOf('server: { publicUrl: "https://mcp.example.com" }')).toEqual([]);
+    expect(await warningsOf('server: { allowedHosts: [mcp.example.com] }')).toEqual([]);
+    expect(await warningsOf('', '  oauth: { discovery: false }')).toEqual([]);
+  });
 });
