@@ -22,7 +22,8 @@ const USAGE = `Usage:
   mcp-edge --config FILE                 run the proxy with a YAML config
   mcp-edge --upstream URL [--host H] [--port N] [--metrics-port N]
                                          run the proxy with built-in defaults in front of URL
-                                         (defaults: --host 0.0.0.0 --port 8080 --metrics-port 9464)
+                                         (defaults: --host 127.0.0.1 --port 8080 --metrics-port 9464;
+                                         --host 0.0.0.0 serves every interface: see docs/stdio.md)
   mcp-edge --stdio [--host H] [--port N] [--metrics-port N] -- COMMAND [ARG...]
                                          spawn the stdio MCP server COMMAND (one process per session,
                                          never through a shell) and serve it over Streamable HTTP

@@ -162,9 +162,12 @@ export async function startEdge(
     await edge.close();
     throw ListenError.of('listen', config.listen, err);
   }
+  // The address the socket is bound to, as the kernel says: what the operator exposed.
   const address = edge.app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
-  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  const bound = typeof address === 'object' && address !== null ? address : undefined;
+  const port = bound?.port ?? config.listen.port;
+  const boundHost = bound?.address ?? config.listen.host;
+  const host = boundHost.includes(':') ? `[${boundHost}]` : boundHost;
   const url = `http://${host}:${port}${config.listen.path}`;
 
   log.info(
