@@ -360,7 +360,7 @@ describe('mcp-edge command line', () => {
     const served = async (flags: string[], stdioArgv: string[] = []) => {
       const child = cli([...flags, '--port', '0', '--metrics-port', '0', ...stdioArgv]);
       const [, host, port] = await child.waitForLine(/mcp-edge serving http:\/\/([^:/]+):(\d+)\/mcp/, {
-        timeoutMs: 30_000,
+        timeoutMs: 90_000,
       });
       // Whatever it bound, loopback reaches it.
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -371,5 +371,5 @@ describe('mcp-edge command line', () => {
     expect(await served(['--upstream', demo.url])).toBe('127.0.0.1');
     expect(await served(['--stdio'], ['--', process.execPath, everything, 'stdio'])).toBe('127.0.0.1');
     expect(await served(['--upstream', demo.url, '--host', '0.0.0.0'])).toBe('0.0.0.0');
-  }, 120_000);
+  }, 300_000);
 });

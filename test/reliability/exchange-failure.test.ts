@@ -21,11 +21,16 @@ const SSE_TYPE = { 'content-type': 'text/event-stream' };
 
 /** A POST of `PING` with exactly this Host, over a raw socket (no client library would send these Hosts). */
 function postWithHost(url: string, host: string, extra = '') {
-  return rawRequest(url, [
-    `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
-      `Accept: application/json, text/event-stream\r\n${extra}Content-Length: ${PING.length}\r\n` +
-      `Connection: close\r\n\r\n${PING}`,
-  ]);
+  return rawRequest(
+    url,
+    [
+      `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+        `Accept: application/json, text/event-stream\r\n${extra}Content-Length: ${PING.length}\r\n` +
+        `Connection: close\r\n\r\n${PING}`,
+    ],
+    // The edge closes the connection once it has answered; this is only the bound on a loaded machine.
+    30_000,
+  );
 }
 
 /** An OAuth-protected MCP server: 401 with a challenge unless the request carries a token. */
@@ -50,7 +55,8 @@ describe('a Host no URL can carry', () => {
     // The CLI's defaults: OAuth discovery on, no server.publicUrl, no server.allowedHosts.
     const edge = spawnTsx('src/cli.ts', ['--upstream', upstream.url, '--port', '0', '--metrics-port', '0']);
     track({ stop: () => edge.stop() });
-    const [, url] = await edge.waitForLine(/mcp-edge serving (http:\/\/[^"\s]+)/, { timeoutMs: 20_000 });
+    // Starting a CLI process takes seconds on a loaded machine: the wait is for the line, not a clock.
+    const [, url] = await edge.waitForLine(/mcp-edge serving (http:\/\/[^"\s]+)/, { timeoutMs: 90_000 });
     const port = new URL(url!).port;
 
     for (const badHost of ['a:99999', '[1.2.3.4]', '127.0.0.1:65536']) {
@@ -77,7 +83,7 @@ describe('a Host no URL can carry', () => {
     expect(answered.response).toContain('"result":{}');
     expect(edge.exit()).toBeUndefined();
     expect(edge.stderr()).not.toContain('Invalid URL');
-  });
+  }, 180_000);
 });
 
 describe('an exception while serving one exchange', () => {
