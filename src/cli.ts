@@ -22,7 +22,8 @@ const USAGE = `Usage:
   mcp-edge --config FILE                 run the proxy with a YAML config
   mcp-edge --upstream URL [--host H] [--port N] [--metrics-port N]
                                          run the proxy with built-in defaults in front of URL
-                                         (defaults: --host 0.0.0.0 --port 8080 --metrics-port 9464)
+                                         (defaults: --host 127.0.0.1 --port 8080 --metrics-port 9464;
+                                         --host 0.0.0.0 serves every interface: see docs/stdio.md)
   mcp-edge --stdio [--host H] [--port N] [--metrics-port N] -- COMMAND [ARG...]
                                          spawn the stdio MCP server COMMAND (one process per session,
                                          never through a shell) and serve it over Streamable HTTP
@@ -259,6 +260,19 @@ async function main(argv: string[]): Promise<number> {
   const loaded = await loadForRun({ ...flags, ...(values.stdio === true ? { stdio: stdioArgv } : {}) });
   runSource = loaded.source;
   const running = await startEdge(loaded);
+  // The last resort, not the mechanism. What one exchange's code throws ends that exchange only: every
+  // callback the shell runs outside Fastify's try/catch goes through the exchange's guard (src/proxy/guard.ts).
+  // An exception that still reaches the process came from code every exchange shares (a timer of all streams,
+  // the session store) and may have left its state half-changed; serving on could hand one client another's
+  // state. So it is logged at fatal level, with its stack, and the process exits 1 for its supervisor to
+  // restart it (docs/reliability.md).
+  process.on('uncaughtException', (err) => {
+    running.edge.app.log.fatal(
+      { err },
+      'an exception escaped every exchange; mcp-edge exits to be restarted',
+    );
+    process.exit(1);
+  });
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {

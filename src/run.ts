@@ -119,6 +119,19 @@ function keepRestartOnly(
   return { restartRequired, applied };
 }
 
+/**
+ * With OAuth discovery on and neither server.publicUrl nor server.allowedHosts set, the `resource` the edge
+ * writes into discovery documents and 401 challenges comes from each request's Host header, which any client
+ * sets as it likes. Valid (a loopback edge, a trusted network), so a warning at start, not an error.
+ */
+export function hostDecidesResourceWarning(config: EdgeConfig): string | undefined {
+  const { server, upstream } = config;
+  // A stdio upstream has no OAuth documents to pass through.
+  if (upstream.url === undefined || !upstream.oauth.discovery) return undefined;
+  if (server.publicUrl !== undefined || server.allowedHosts.length > 0) return undefined;
+  return "upstream.oauth.discovery is on, and neither server.publicUrl nor server.allowedHosts is set: the resource URL in OAuth discovery documents and 401 challenges is taken from each request's Host header, which any client can set. Set server.publicUrl to the URL clients use (or list server.allowedHosts), or set upstream.oauth.discovery: false if the MCP server is not OAuth-protected";
+}
+
 export async function startEdge(
   loaded: LoadedConfig,
   logger?: Logger,
@@ -149,9 +162,12 @@ export async function startEdge(
     await edge.close();
     throw ListenError.of('listen', config.listen, err);
   }
+  // The address the socket is bound to, as the kernel says: what the operator exposed.
   const address = edge.app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
-  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  const bound = typeof address === 'object' && address !== null ? address : undefined;
+  const port = bound?.port ?? config.listen.port;
+  const boundHost = bound?.address ?? config.listen.host;
+  const host = boundHost.includes(':') ? `[${boundHost}]` : boundHost;
   const url = `http://${host}:${port}${config.listen.path}`;
 
   log.info(
@@ -160,6 +176,8 @@ export async function startEdge(
   );
 
   for (const warning of loaded.warnings ?? []) log.warn({ file: loaded.source }, warning);
+  const hostWarning = hostDecidesResourceWarning(config);
+  if (hostWarning !== undefined) log.warn({ keys: ['server.publicUrl', 'server.allowedHosts'] }, hostWarning);
 
   let current = loaded;
   const reload = async (): Promise<ReloadResult> => {

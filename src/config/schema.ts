@@ -636,7 +636,8 @@ export const edgeConfigSchema = z
   .strictObject({
     listen: z
       .strictObject({
-        host: hostSchema.default('0.0.0.0'),
+        // Loopback unless the operator says otherwise: in a container or pod, set 0.0.0.0.
+        host: hostSchema.default('127.0.0.1'),
         port: portSchema.default(8080),
         path: urlPathSchema.default('/mcp'),
       })

@@ -24,7 +24,8 @@ export type EdgeErrorReason =
   | 'shutting_down'
   | 'upstream_capacity'
   | 'session_streams_exceeded'
-  | 'id_in_use';
+  | 'id_in_use'
+  | 'edge_failure';
 
 export interface JsonRpcErrorMessage {
   jsonrpc: '2.0';
@@ -230,6 +231,24 @@ export function paginationBoundAnswer(
   };
   // 200: SDK clients surface a 2xx JSON-RPC error to the caller with its code and data.
   return { status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+}
+
+/**
+ * The edge itself failed while serving this exchange (an exception in its own code): 500, with nothing of the
+ * exception in the answer (it is in the edge's log, at error level). The exchange ends; the edge serves on.
+ */
+export function edgeFailure(id: JsonRpcId = null): EdgeHttpError {
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_RESPONSE_UNDELIVERABLE,
+      message: 'mcp-edge failed while handling this request; the failure is in its log',
+      data: { reason: 'edge_failure', enforcedBy: 'mcp-edge' },
+    },
+  };
+  // The connection may carry what is left of the failed exchange: it is not reused.
+  return { status: 500, headers: { ...JSON_HEADERS, connection: 'close' }, body: JSON.stringify(body) };
 }
 
 /** Anything else the edge refuses itself (bad input, forbidden Host/Origin, wrong method). */

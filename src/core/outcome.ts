@@ -25,6 +25,8 @@ export const OUTCOMES = [
   'upstream_stream_failed',
   /** The upstream's JSON body broke off. */
   'upstream_body_failed',
+  /** An exception in mcp-edge's own code ended the exchange (a 500, or its connection closed); logged at error. */
+  'edge_failure',
 ] as const;
 
 export type Outcome = (typeof OUTCOMES)[number];

@@ -3,7 +3,7 @@
 // it will read the body, so a body over its ceiling gets the 413 instead.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
+import { edgeFailure, edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
@@ -12,6 +12,7 @@ import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { type Exchange, holdBounds, judgeContext } from './exchange.js';
+import { EXCHANGE_FAILED, type Guard, guardWith } from './guard.js';
 import { headerValue, isJson } from './headers.js';
 
 /** How much of a refused body is read and dropped (never held) so the client sees the 413. */
@@ -29,15 +30,18 @@ function subjectFromHeaders(headers: IncomingHttpHeaders): MessageSubject {
  * After a refusal, the rest of a body is read and thrown away for a short while, so the client can
  * receive the answer instead of a connection reset; then the connection is closed.
  */
-export function discardRest(payload: Readable): void {
+export function discardRest(payload: Readable, guard: Guard): void {
   let discarded = 0;
-  const close = () => payload.destroy();
+  const close = guard(() => payload.destroy());
   const timer = setTimeout(close, DISCARD_GRACE_MS);
   timer.unref();
-  payload.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > DISCARD_MAX_BYTES) close();
-  });
+  payload.on(
+    'data',
+    guard((chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > DISCARD_MAX_BYTES) close();
+    }),
+  );
   payload.on('error', () => {});
   payload.once('close', () => clearTimeout(timer));
   payload.resume();
@@ -93,40 +97,40 @@ function readUpTo(
   payload: Readable,
   ceiling: number | null,
   onOver: (size: number, id: JsonRpcId | undefined) => EdgeError,
-  done: BodyDone,
+  settle: BodyDone,
+  guard: Guard,
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
-  let settled = false;
-  const settle = (refusal: EdgeError | undefined, body: Buffer | undefined) => {
-    if (settled) return;
-    settled = true;
-    done(refusal, body);
-  };
-  const onData = (chunk: Buffer) => {
+  const onData = guard((chunk: Buffer) => {
     size += chunk.length;
     chunks.push(chunk);
     if (ceiling === null || size <= ceiling) return;
     // Stop holding here: the id is recovered only if it came early in the body.
     payload.off('data', onData);
     payload.off('end', onEnd);
-    discardRest(payload);
+    discardRest(payload, guard);
     const scanner = new EnvelopeHeadScanner();
     for (const c of chunks) scanner.push(c);
     settle(onOver(size, scanner.snapshot().id), undefined);
-  };
-  const onEnd = () => settle(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+  const onEnd = guard(() =>
+    settle(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)),
+  );
   payload.on('data', onData);
   payload.once('end', onEnd);
-  payload.once('error', (err: Error) => {
-    // A broken body (bad chunk framing, a client that left) is the client's, never an edge failure.
-    settle(
-      new EdgeError(
-        edgeRefusal(400, 'invalid_request', `The request body could not be read: ${err.message}`),
-      ),
-      undefined,
-    );
-  });
+  payload.once(
+    'error',
+    guard((err: Error) => {
+      // A broken body (bad chunk framing, a client that left) is the client's, never an edge failure.
+      settle(
+        new EdgeError(
+          edgeRefusal(400, 'invalid_request', `The request body could not be read: ${err.message}`),
+        ),
+        undefined,
+      );
+    }),
+  );
 }
 
 /** What the body reader looks at: the exchange (undefined off the MCP endpoint) and the request's headers. */
@@ -142,21 +146,35 @@ export interface BodyRequest {
  * every request.
  */
 export function readBoundedBody(
-  ctx: Pick<EdgeContext, 'sessions'>,
+  ctx: Pick<EdgeContext, 'sessions' | 'log'>,
   request: BodyRequest,
   payload: Readable,
-  done: BodyDone,
+  answer: BodyDone,
 ): void {
   const exchange = request.exchange;
+  let answered = false;
+  const done: BodyDone = (refusal, body) => {
+    if (answered) return;
+    answered = true;
+    answer(refusal, body);
+  };
+  // The body's listeners and timer run outside Fastify's try/catch: what they throw is this request's 500
+  // (or, once it has its answer, its connection closed), never the process's end.
+  const guard = guardWith((err) => {
+    ctx.log.error({ err }, EXCHANGE_FAILED);
+    if (exchange !== undefined) exchange.outcome = 'edge_failure';
+    if (answered) payload.destroy();
+    else done(new EdgeError(edgeFailure()), undefined);
+  });
   // Not the MCP endpoint (a 404 follows): the body is not read, let alone forwarded.
   if (exchange === undefined) {
-    discardRest(payload);
+    discardRest(payload, guard);
     done(undefined, Buffer.alloc(0));
     return;
   }
   const refusal = refusalByHeaders(request);
   if (refusal !== undefined) {
-    discardRest(payload);
+    discardRest(payload, guard);
     done(refusal, undefined);
     return;
   }
@@ -169,7 +187,7 @@ export function readBoundedBody(
   const enforced = exchange.mode === 'enforce' ? ceiling : null;
   const declared = Number(headerValue(request.headers, 'content-length') ?? Number.NaN);
   if (enforced !== null && Number.isFinite(declared) && declared > enforced) {
-    discardRest(payload);
+    discardRest(payload, guard);
     done(refuseBody(exchange, enforced, declared, false, hint, undefined), undefined);
     return;
   }
@@ -183,6 +201,7 @@ export function readBoundedBody(
       if (body === undefined) done(refused, undefined);
       else done(judgedBody(ctx, exchange, body), body);
     },
+    guard,
   );
 }
 

@@ -3,11 +3,13 @@
 // response hooks there). The relays write bytes to the raw response themselves; nothing here knows Fastify.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { EdgeHttpError } from '../core/errors.js';
+import { type EdgeHttpError, edgeFailure } from '../core/errors.js';
+import { EXCHANGE_FAILED, type Guard, guardWith } from './guard.js';
 
 /** What the relays log; a pino logger is one. */
 export interface RelayLog {
   warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
 }
 
 export interface ClientResponseOptions {
@@ -15,10 +17,18 @@ export interface ClientResponseOptions {
   beforeStart?: () => void;
   /** Whether another layer has answered the request already (shutdown's 503 for a waiting GET). */
   answeredElsewhere?: () => boolean;
+  /** Runs once when a stage of this exchange threw (fail): the exchange's outcome, what it holds upstream. */
+  onFailure?: () => void;
 }
 
 export class ClientResponse {
   #started = false;
+  #failed = false;
+  /**
+   * Every callback of this exchange that runs outside Fastify's try/catch (stream listeners, timers, the
+   * upstream's callbacks) is wrapped by this: what it throws ends this exchange (fail), not the process.
+   */
+  readonly guard: Guard = guardWith((err) => this.fail(err));
 
   constructor(
     readonly raw: ServerResponse,
@@ -81,9 +91,48 @@ export class ClientResponse {
   /** Streams a body the edge does not look into, with backpressure; a client that leaves takes it with it. */
   pipeFrom(source: Readable): void {
     this.start();
-    this.raw.once('close', () => source.destroy());
-    source.once('error', () => this.raw.destroy());
+    this.raw.once(
+      'close',
+      this.guard(() => source.destroy()),
+    );
+    source.once(
+      'error',
+      this.guard(() => this.raw.destroy()),
+    );
     source.pipe(this.raw);
+  }
+
+  /**
+   * A stage of this exchange threw: the exchange ends here, the edge serves on. Logged at error level; the
+   * client gets a 500 JSON-RPC error when nothing of the answer was sent, else its connection is closed (a
+   * half-sent answer cannot be completed well-formed). Never throws.
+   */
+  fail(err: unknown): void {
+    const raw = this.raw;
+    this.log.error({ err }, EXCHANGE_FAILED);
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#started = true;
+    try {
+      this.options.onFailure?.();
+      if (raw.headersSent || raw.writableEnded || raw.destroyed) {
+        raw.destroy();
+        return;
+      }
+      // Whatever the failed stage set (the upstream's headers) goes: the answer is the edge's own.
+      for (const name of raw.getHeaderNames()) raw.removeHeader(name);
+      const answer = edgeFailure();
+      raw.statusCode = answer.status;
+      for (const name of Object.keys(answer.headers)) raw.setHeader(name, answer.headers[name]!);
+      raw.setHeader('content-length', Buffer.byteLength(answer.body));
+      raw.end(answer.body);
+    } catch (second) {
+      this.log.error(
+        { err: second },
+        'mcp-edge could not answer the failed exchange; closing its connection',
+      );
+      raw.destroy();
+    }
   }
 }
 
@@ -97,12 +146,19 @@ export class CoalescedWriter {
   #scheduled: NodeJS.Immediate | undefined;
   #ended = false;
 
+  readonly #flushGuarded: () => void;
+  readonly #resumeGuarded: () => void;
+
   constructor(
     private readonly raw: ServerResponse,
     /** Called when the client's connection cannot take more for now; `resume` once it drains. */
     private readonly pause: () => void,
     private readonly resume: () => void,
+    /** The exchange's guard (ClientResponse.guard): the flush runs in an immediate, outside any try. */
+    guard: Guard,
   ) {
+    this.#flushGuarded = guard(() => this.#flush());
+    this.#resumeGuarded = guard(() => this.resume());
     this.#schedule();
   }
 
@@ -132,7 +188,7 @@ export class CoalescedWriter {
   }
 
   #schedule(): void {
-    if (this.#scheduled === undefined) this.#scheduled = setImmediate(() => this.#flush());
+    if (this.#scheduled === undefined) this.#scheduled = setImmediate(this.#flushGuarded);
   }
 
   #cancel(): void {
@@ -153,7 +209,7 @@ export class CoalescedWriter {
     // on Node 24), and a listener added after it would wait forever, the upstream paused, the client too.
     if (!more) {
       this.pause();
-      this.raw.once('drain', this.resume);
+      this.raw.once('drain', this.#resumeGuarded);
     }
     this.raw.uncork();
   }

@@ -137,8 +137,10 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
       });
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      const kind = err instanceof PlainForwardError && err.kind === 'timeout' ? 'timeout' : 'unreachable';
+      // Anything else is the edge's own failure: Fastify's error handler answers and logs it.
+      if (!(err instanceof PlainForwardError)) throw err;
+      const detail = err.message;
+      const kind = err.kind === 'timeout' ? 'timeout' : 'unreachable';
       request.log.warn({ http: 'OPTIONS', err: detail }, 'preflight pass-through failed');
       const answer = upstreamFailureAnswer(current, kind, null, detail);
       return reply.code(answer.status).headers(answer.headers).send(answer.body);

@@ -12,7 +12,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
-import { edgeRefusal } from '../core/errors.js';
+import { edgeFailure, edgeRefusal } from '../core/errors.js';
 import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import { upstreamOf } from '../upstream/select.js';
@@ -27,6 +27,7 @@ import { EdgeError, sendEdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
 import { getAnsweredByEdge } from './get-streams.js';
+import { asError, EXCHANGE_FAILED, guardWith } from './guard.js';
 import { headerValue } from './headers.js';
 import { relayResponse, upstreamFailed } from './response-relay.js';
 import { SilenceWatch } from './silence-watch.js';
@@ -103,9 +104,14 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     if (error instanceof EdgeError) return sendEdgeError(reply, error.answer);
     const statusCode = (error as { statusCode?: unknown }).statusCode;
     const status = typeof statusCode === 'number' && statusCode >= 400 && statusCode < 600 ? statusCode : 500;
-    // A client's mistake is its answer and an info line; only the edge's own failure is an error.
-    if (status >= 500) request.log.error({ err: error }, 'edge failure');
-    else request.log.info({ err: error instanceof Error ? error.message : String(error) }, 'request refused');
+    // A client's mistake is its answer and an info line; only the edge's own failure is an error, and what
+    // it was stays in the log (the same line and answer as ClientResponse.fail).
+    if (status >= 500) {
+      request.log.error({ err: error }, EXCHANGE_FAILED);
+      if (request.edge !== undefined) request.edge.outcome = 'edge_failure';
+      return sendEdgeError(reply, edgeFailure());
+    }
+    request.log.info({ err: error instanceof Error ? error.message : String(error) }, 'request refused');
     const message = error instanceof Error ? error.message : String(error);
     return sendEdgeError(
       reply,
@@ -132,7 +138,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   });
 
   // OAuth discovery and pass-through routes (well-known.ts), CORS (cors.ts): before the endpoint's own checks.
-  const oauth = await registerOAuthRoutes(app, config);
+  // The pass-through paths withhold the edge's own credentials by the same rule as the MCP endpoint.
+  const oauth = await registerOAuthRoutes(app, config, () => runtime.tenants);
   const cors = installCors(app, config, oauth);
 
   // Everything but POST, GET and DELETE on the MCP endpoint is refused in onRequest, before any body is read.
@@ -191,19 +198,25 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return;
     }
     // Every exchange, admitted or refused, ends with its one log line and count when its response closes.
-    reply.raw.once('close', () => {
-      if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.metrics);
-    });
+    reply.raw.once(
+      'close',
+      afterClose(request)(() => {
+        if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.metrics);
+      }),
+    );
     const admission = admit(ctx, runtime, {
       method: request.method,
       headers: request.headers,
       peer: request.socket.remoteAddress,
     });
     if (admission instanceof Promise) {
-      admission.then(
-        (settled) => done(admitted(request, reply, settled)),
-        (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
-      );
+      // What admitted() throws rejects too: Fastify's error handler answers it.
+      admission
+        .then((settled) => admitted(request, reply, settled))
+        .then(
+          (refusal) => done(refusal),
+          (err: unknown) => done(asError(err)),
+        );
     } else done(admitted(request, reply, admission));
   });
 
@@ -213,12 +226,18 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
   });
 
+  /** Guards a listener of a response that has closed: nothing is left to answer; what it throws is logged. */
+  const afterClose = (request: FastifyRequest) =>
+    guardWith((err) =>
+      request.log.error({ err }, 'mcp-edge failed after an exchange ended; the edge serves on'),
+    );
+
   /**
    * The relays write the client's response themselves: before its status line, the reply's status and
    * headers (the upstream's, rewritten) and what the onSend hooks would add go onto the raw response, and
    * Fastify lets go of it.
    */
-  const clientOf = (request: FastifyRequest, reply: FastifyReply) =>
+  const clientOf = (request: FastifyRequest, reply: FastifyReply, release?: () => void) =>
     new ClientResponse(reply.raw, request.method, request.log, {
       beforeStart: () => {
         oauth.decorateResponse(request, reply);
@@ -233,12 +252,24 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
         }
       },
       answeredElsewhere: () => reply.sent,
+      onFailure: () => {
+        if (request.edge !== undefined) request.edge.outcome = 'edge_failure';
+        // The edge answers on the raw response from here; Fastify must not send too.
+        reply.hijack();
+        release?.();
+      },
     });
+  // Everything an upstream hands the shell runs in its callbacks, outside Fastify's try/catch: guarded.
   await upstream.register(app, {
-    deliver: (request, reply, response) =>
-      relayResponse(ctx, exchangeOf(request), clientOf(request, reply), response),
-    fail: (reply, kind, detail) =>
-      upstreamFailed(ctx, reply.request.edge, clientOf(reply.request, reply), kind, detail),
+    deliver: (request, reply, response) => {
+      const client = clientOf(request, reply, () => response.stream.destroy());
+      client.guard(() => relayResponse(ctx, exchangeOf(request), client, response))();
+    },
+    fail: (reply, kind, detail) => {
+      const client = clientOf(reply.request, reply);
+      client.guard(() => upstreamFailed(ctx, reply.request.edge, client, kind, detail))();
+    },
+    guard: (reply, release) => guardWith((err) => clientOf(reply.request, reply, release).fail(err)),
     undelivered: (tenant, reason) => ctx.metrics?.undelivered(tenant, reason),
   });
 

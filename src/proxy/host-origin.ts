@@ -4,23 +4,54 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { headerValue } from './headers.js';
 
+/** host[:port] as RFC 9110 section 7.2 has it: a name (labels; `_` too, as container names carry), or an IP literal. */
+const HOST_PATTERN = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** A Host header as the edge uses it: the name as sent (lower-cased, no port), and the http origin it names. */
+export interface ParsedHost {
+  name: string;
+  origin: string;
+}
+
+/**
+ * The one reading of a Host header: undefined when it is not a host[:port] that a URL can carry (a port
+ * past 65535, an IP literal that is not one, anything but a host). Every use of the Host (allowedHosts,
+ * the edge's public origin) goes through here, so what admission accepts the rest can use.
+ */
+export function parseHost(host: string): ParsedHost | undefined {
+  const match = HOST_PATTERN.exec(host);
+  if (match === null || !URL.canParse(`http://${host}`)) return undefined;
+  return { name: (match[1] ?? '').toLowerCase(), origin: new URL(`http://${host}`).origin };
+}
+
 export function hostAllowed(allowed: readonly string[], host: string | undefined): boolean {
   if (allowed.length === 0) return true;
-  if (host === undefined) return false;
+  const parsed = host === undefined ? undefined : parseHost(host);
+  if (host === undefined || parsed === undefined) return false;
   const lower = host.toLowerCase();
-  const bare = lower.replace(/:\d+$/, '');
   return allowed.some((a) => {
     const entry = a.toLowerCase();
-    return entry === lower || entry === bare;
+    return entry === lower || entry === parsed.name;
   });
 }
 
-/** The 403 the MCP endpoint would give this request for its Host or Origin, or undefined. */
+/**
+ * The answer the MCP endpoint would give this request for its Host or Origin, or undefined: 400 for a Host
+ * that is not a host[:port] (RFC 9110 section 7.2; the edge could not name itself from it), 403 for one that
+ * server.allowedHosts does not list, or an Origin that server.allowedOrigins does not.
+ */
 export function hostOriginRefusal(
   server: { allowedHosts: readonly string[]; allowedOrigins: readonly string[] },
   headers: IncomingHttpHeaders,
 ): EdgeHttpError | undefined {
   const host = headerValue(headers, 'host');
+  if (host !== undefined && parseHost(host) === undefined) {
+    return edgeRefusal(
+      400,
+      'invalid_request',
+      `Host "${host}" is not a valid host[:port] (RFC 9110 section 7.2)`,
+    );
+  }
   if (!hostAllowed(server.allowedHosts, host)) {
     return edgeRefusal(
       403,

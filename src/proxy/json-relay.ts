@@ -25,6 +25,8 @@ export function relayJson(
   source: Readable,
 ): void {
   const raw = client.raw;
+  // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
+  const guard = client.guard;
   const inspector = new JsonResponseInspector(
     judgeContext(exchange, 'response', ctx.sessions),
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
@@ -33,19 +35,25 @@ export function relayJson(
   /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
   let streaming = false;
   // A JSON answer that stalls mid-body would leave the client waiting: past the body timeout it gets a 504.
-  const silence = ctx.bodySilence.watch(() =>
-    source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body)),
+  const silence = ctx.bodySilence.watch(
+    guard(() => source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body))),
   );
   // A client that leaves takes the upstream body with it.
-  raw.once('close', () => {
-    silence.stop();
-    if (!source.destroyed) source.destroy();
-  });
+  raw.once(
+    'close',
+    guard(() => {
+      silence.stop();
+      if (!source.destroyed) source.destroy();
+    }),
+  );
   const stream = (out: Framing) => {
     if (!streaming) {
       streaming = true;
       client.start();
-      raw.on('drain', () => source.resume());
+      raw.on(
+        'drain',
+        guard(() => source.resume()),
+      );
     }
     for (const piece of out.toClient) if (!raw.write(piece)) source.pause();
   };
@@ -54,7 +62,7 @@ export function relayJson(
     answerUpstream(ctx, exchange, out.toUpstream);
     client.sendWhole(out.toClient, out.action === 'forward' ? undefined : 200);
   };
-  const onData = (chunk: Buffer) => {
+  const onData = guard((chunk: Buffer) => {
     silence.touch();
     const out = inspector.push(chunk);
     if (out.action === 'hold') return;
@@ -67,30 +75,36 @@ export function relayJson(
     silence.stop();
     source.destroy();
     sendWhole(out);
-  };
+  });
   source.on('data', onData);
-  source.on('end', () => {
-    silence.stop();
-    const out = inspector.end();
-    if (streaming) {
-      raw.end();
-      return;
-    }
-    if (client.closed) return;
-    sendWhole(out);
-  });
-  source.on('error', (err) => {
-    silence.stop();
-    if (streaming) {
-      raw.destroy(err);
-      return;
-    }
-    if (client.closed) return;
-    const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
-    const stalled = err instanceof StalledBodyError;
-    exchange.outcome = stalled ? 'upstream_timeout' : 'upstream_body_failed';
-    const detail = stalled ? err.message : `the response body broke off: ${err.message}`;
-    client.log.warn({ tenant: exchange.tenant, detail }, 'upstream JSON body failed');
-    client.sendAnswer(upstreamFailureAnswer(ctx.config, stalled ? 'timeout' : 'failed', id, detail));
-  });
+  source.on(
+    'end',
+    guard(() => {
+      silence.stop();
+      const out = inspector.end();
+      if (streaming) {
+        raw.end();
+        return;
+      }
+      if (client.closed) return;
+      sendWhole(out);
+    }),
+  );
+  source.on(
+    'error',
+    guard((err: Error) => {
+      silence.stop();
+      if (streaming) {
+        raw.destroy(err);
+        return;
+      }
+      if (client.closed) return;
+      const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
+      const stalled = err instanceof StalledBodyError;
+      exchange.outcome = stalled ? 'upstream_timeout' : 'upstream_body_failed';
+      const detail = stalled ? err.message : `the response body broke off: ${err.message}`;
+      client.log.warn({ tenant: exchange.tenant, detail }, 'upstream JSON body failed');
+      client.sendAnswer(upstreamFailureAnswer(ctx.config, stalled ? 'timeout' : 'failed', id, detail));
+    }),
+  );
 }

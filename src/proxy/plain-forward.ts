@@ -3,9 +3,15 @@
 // server.cors is unset. These are small documents: bodies are read whole and bounded, never streamed, and
 // a redirect is handed to the client (a browser follows it), never followed here.
 import { readFileSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders, type RequestOptions } from 'node:http';
+import {
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { EdgeConfig } from '../config/schema.js';
+import { guardWith } from './guard.js';
 import { HOP_BY_HOP } from './headers.js';
 
 /** Largest answer read from the upstream on these paths (metadata, a token, a login page). */
@@ -100,28 +106,49 @@ export function plainForward(config: EdgeConfig, target: URL, request: PlainRequ
   }
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(target, options, (res) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes > PLAIN_MAX_RESPONSE_BYTES) {
-          res.destroy();
-          reject(new PlainForwardError('too_large', `the answer is over ${PLAIN_MAX_RESPONSE_BYTES} bytes`));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      res.once('end', () =>
-        resolve({
-          status: res.statusCode ?? 502,
-          headers: plainResponseHeaders(res.headers),
-          body: Buffer.concat(chunks),
-        }),
-      );
-      res.once('error', (err) => reject(new PlainForwardError('unreachable', err.message)));
+    // These callbacks run outside any try/catch: what they throw (a defect of the edge, never the upstream's
+    // doing) rejects this request with that error, which the caller's route answers as the edge's failure.
+    const guard = guardWith((err) => {
+      req.destroy();
+      reject(err);
     });
-    req.once('timeout', () => req.destroy(new PlainForwardError('timeout', 'no answer in time')));
+    const req = send(
+      target,
+      options,
+      guard((res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on(
+          'data',
+          guard((chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes > PLAIN_MAX_RESPONSE_BYTES) {
+              res.destroy();
+              reject(
+                new PlainForwardError('too_large', `the answer is over ${PLAIN_MAX_RESPONSE_BYTES} bytes`),
+              );
+              return;
+            }
+            chunks.push(chunk);
+          }),
+        );
+        res.once(
+          'end',
+          guard(() =>
+            resolve({
+              status: res.statusCode ?? 502,
+              headers: plainResponseHeaders(res.headers),
+              body: Buffer.concat(chunks),
+            }),
+          ),
+        );
+        res.once('error', (err) => reject(new PlainForwardError('unreachable', err.message)));
+      }),
+    );
+    req.once(
+      'timeout',
+      guard(() => req.destroy(new PlainForwardError('timeout', 'no answer in time'))),
+    );
     req.once('error', (err) =>
       reject(
         err instanceof PlainForwardError

@@ -34,6 +34,8 @@ export function relaySse(
 ): void {
   const { metrics } = ctx;
   const raw = client.raw;
+  // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
+  const guard = client.guard;
   const longLived = client.method === 'GET';
   const onEvent = metrics !== undefined ? () => metrics.sseEvent(exchange.tenant) : undefined;
   const inspector = new SseResponseInspector(
@@ -52,6 +54,7 @@ export function relaySse(
     raw,
     () => source.pause(),
     () => source.resume(),
+    guard,
   );
   const emit = (out: Framing) => {
     writer.write(out.toClient);
@@ -84,37 +87,49 @@ export function relaySse(
   // A call's stream that goes silent past upstream.timeouts.answerStream would leave its caller waiting.
   const silence = longLived
     ? undefined
-    : ctx.answerSilence.watch(() => {
-        const silentMs = ctx.config.upstream.timeouts.answerStream;
-        client.log.warn(
-          { tenant: exchange.tenant, silentMs },
-          'upstream SSE answer went silent; ending it (upstream.timeouts.answerStream)',
-        );
-        stop(
-          `the MCP server sent nothing for ${silentMs} ms (upstream.timeouts.answerStream)`,
-          'upstream_timeout',
-        );
-      });
+    : ctx.answerSilence.watch(
+        guard(() => {
+          const silentMs = ctx.config.upstream.timeouts.answerStream;
+          client.log.warn(
+            { tenant: exchange.tenant, silentMs },
+            'upstream SSE answer went silent; ending it (upstream.timeouts.answerStream)',
+          );
+          stop(
+            `the MCP server sent nothing for ${silentMs} ms (upstream.timeouts.answerStream)`,
+            'upstream_timeout',
+          );
+        }),
+      );
   const armStall = () => silence?.touch();
   const disarmStall = () => silence?.stop();
 
   // Not pipeline(): a broken upstream must not cut the client's stream; it is finished cleanly instead.
-  source.on('data', (chunk: Buffer) => {
-    if (stopped) return;
-    armStall();
-    const out = inspector.push(chunk);
-    emit(out);
-    if (out.action === 'drop') stop(undefined, undefined);
-  });
-  source.once('end', finish);
-  source.on('error', (err: Error) => {
-    // The edge or the client ended it (an abort follows a client that left): nothing failed upstream.
-    if (stopped || raw.destroyed || isAbort(err)) return;
-    client.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
-    stop(BROKE_OFF, 'upstream_stream_failed');
-  });
+  source.on(
+    'data',
+    guard((chunk: Buffer) => {
+      if (stopped) return;
+      armStall();
+      const out = inspector.push(chunk);
+      emit(out);
+      if (out.action === 'drop') stop(undefined, undefined);
+    }),
+  );
+  source.once('end', guard(finish));
+  source.on(
+    'error',
+    guard((err: Error) => {
+      // The edge or the client ended it (an abort follows a client that left): nothing failed upstream.
+      if (stopped || raw.destroyed || isAbort(err)) return;
+      client.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
+      stop(BROKE_OFF, 'upstream_stream_failed');
+    }),
+  );
 
-  const stream: RelayedStream = { longLived, finish: (detail, outcome) => stop(detail, outcome) };
+  // Shutdown ends every stream in one loop: one that throws must not keep the others from ending.
+  const stream: RelayedStream = {
+    longLived,
+    finish: guard((detail: string, outcome: 'shutdown') => stop(detail, outcome)),
+  };
   ctx.streams.add(stream);
   const streamClosed = metrics?.sseStreamOpened(exchange.tenant);
   let released = false;
@@ -127,12 +142,15 @@ export function relaySse(
     releaseSlot?.();
   }
   // However the response ends, the stream is let go with it (a client that left reads nothing more).
-  raw.once('close', () => {
-    writer.cancel();
-    release();
-    if (!stopped) {
-      stopped = true;
-      source.destroy();
-    }
-  });
+  raw.once(
+    'close',
+    guard(() => {
+      writer.cancel();
+      release();
+      if (!stopped) {
+        stopped = true;
+        source.destroy();
+      }
+    }),
+  );
 }

@@ -25,9 +25,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import { nestingDepth } from '../core/json-scan.js';
+import type { TenantResolver } from '../tenancy/tenant-resolver.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { headerValue } from './headers.js';
-import { hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
+import { hostOriginRefusal, parseHost, pathOf, queryOf } from './host-origin.js';
 import { type PlainAnswer, PlainForwardError, plainForward } from './plain-forward.js';
 
 export const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
@@ -71,13 +73,10 @@ export function upstreamDiscoveryPath(
   return undefined;
 }
 
-const HOST_PATTERN = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-
 /** The edge's public origin: server.publicUrl, else http:// and a well-formed Host header; undefined when neither. */
 export function publicOrigin(publicUrl: string | undefined, host: string | undefined): string | undefined {
   if (publicUrl !== undefined) return publicUrl;
-  if (host === undefined || !HOST_PATTERN.test(host)) return undefined;
-  return new URL(`http://${host}`).origin;
+  return host === undefined ? undefined : parseHost(host)?.origin;
 }
 
 /** The resource the edge is: its public MCP endpoint URL. */
@@ -90,8 +89,28 @@ export function resourceMetadataUrl(origin: string, listenPath: string): string 
   return `${origin}${PROTECTED_RESOURCE}${resourceSuffix(listenPath)}`;
 }
 
-/** Protected-resource metadata with its `resource` set to the edge's; undefined when the body is not such a document. */
+/**
+ * How deep protected-resource metadata may nest for the edge to rewrite it. RFC 9728's members are strings and
+ * arrays of strings; a document nested far deeper is not metadata, and re-serializing it would recurse that deep.
+ */
+export const METADATA_MAX_DEPTH = 64;
+
+/** Why the edge does not rewrite a metadata document it was sent. */
+export class MetadataTooDeepError extends Error {
+  constructor() {
+    super(
+      `the protected-resource metadata is nested deeper than ${METADATA_MAX_DEPTH} levels; mcp-edge does not rewrite it`,
+    );
+  }
+}
+
+/**
+ * Protected-resource metadata with its `resource` set to the edge's; undefined when the body is not such a
+ * document. Throws MetadataTooDeepError for a document nested past METADATA_MAX_DEPTH (checked on the bytes,
+ * before anything recursive runs over it).
+ */
 export function rewriteResourceMetadata(body: Buffer, resource: string): Buffer | undefined {
+  if (nestingDepth(body, METADATA_MAX_DEPTH) > METADATA_MAX_DEPTH) throw new MetadataTooDeepError();
   let document: unknown;
   try {
     document = JSON.parse(body.toString('utf8'));
@@ -143,14 +162,18 @@ export interface OAuthRoutes {
  * Registers the discovery and pass-through routes, and the WWW-Authenticate rewrite on the MCP endpoint's
  * responses. Call before the proxy is registered, so the hook applies to its routes.
  */
-export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConfig): Promise<OAuthRoutes> {
+export async function registerOAuthRoutes(
+  app: FastifyInstance,
+  config: EdgeConfig,
+  /** The running tenancy: which of a request's headers are the edge's own (upstreamIdentity). */
+  tenants: () => TenantResolver,
+): Promise<OAuthRoutes> {
   let current = config;
   const { discovery, paths } = config.upstream.oauth;
   const listenPath = config.listen.path;
   // A stdio upstream has no HTTP origin to pass OAuth documents or endpoints through to.
   if (config.upstream.url === undefined) return { serves: () => false, replace() {}, decorateResponse() {} };
   const upstream = new URL(config.upstream.url);
-  const withheld = config.tenancy.resolve.flatMap((r) => ('apiKey' in r ? [r.apiKey.header] : []));
   const serves = (path: string) =>
     (discovery && isDiscoveryPath(path)) || paths.some((prefix) => within(path, prefix));
 
@@ -222,13 +245,19 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
         method: request.method,
         headers: request.headers,
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
-        // Discovery documents are public; the authorization server's endpoints take client credentials.
+        // Discovery documents are public; the authorization server's endpoints take client credentials, but
+        // never the edge's own (an API key, a JWT its resolver does not forward): the MCP endpoint's rule.
         credentials: !isDocument,
-        withheld,
+        withheld: tenants().upstreamIdentity(
+          request.headers,
+          request.socket.remoteAddress,
+          settings.tenancy.default,
+        ).drop,
       });
     } catch (err) {
-      const failure =
-        err instanceof PlainForwardError ? err : new PlainForwardError('unreachable', String(err));
+      // Anything else is the edge's own failure: Fastify's error handler answers and logs it.
+      if (!(err instanceof PlainForwardError)) throw err;
+      const failure = err;
       request.log.warn({ http: request.method, path, err: failure.message }, 'oauth pass-through failed');
       return send(
         reply,
@@ -242,7 +271,14 @@ export async function registerOAuthRoutes(app: FastifyInstance, config: EdgeConf
     }
     let body = answer.body;
     if (isResourceMetadata && origin !== undefined && answer.status === 200) {
-      body = rewriteResourceMetadata(body, resourceUrl(origin, listenPath)) ?? body;
+      try {
+        body = rewriteResourceMetadata(body, resourceUrl(origin, listenPath)) ?? body;
+      } catch (err) {
+        if (!(err instanceof MetadataTooDeepError)) throw err;
+        // Passed on unrewritten, it would name the upstream as the resource: the client gets a clear 502.
+        request.log.warn({ http: request.method, path, err: err.message }, 'oauth pass-through refused');
+        return send(reply, upstreamFailureAnswer(settings, 'failed', null, err.message));
+      }
     }
     request.log.info(
       {

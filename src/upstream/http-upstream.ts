@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
+import type { Readable } from 'node:stream';
 import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -178,6 +179,9 @@ async function registerProxy(
     const query = url.indexOf('?');
     withCallSlot(reply, (release) => {
       exchangeOf(request).upstreamSentAt = process.hrtime.bigint();
+      // undici rethrows what its callback throws, where nothing catches it: the exchange's guard takes it, and
+      // lets go of an answer's body that no one will read.
+      let answer: Readable | undefined;
       calls.request(
         {
           path: query === -1 ? upstream.pathname : upstream.pathname + url.slice(query),
@@ -185,7 +189,8 @@ async function registerProxy(
           headers: headers as Record<string, string | string[]>,
           body,
         },
-        (err, res) => {
+        sink.guard(reply, () => answer?.destroy())((err: Error | null, res: Dispatcher.ResponseData) => {
+          answer = res?.body;
           if (err !== null) {
             release();
             const failure = failureOf(err);
@@ -208,7 +213,7 @@ async function registerProxy(
             headers: res.headers,
             stream: res.body,
           });
-        },
+        }),
       );
     });
   };

@@ -4,6 +4,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UpstreamFailureKind } from '../core/errors.js';
+import type { Guard } from '../proxy/guard.js';
 
 /** An upstream's answer to one exchange, before the edge has looked at its body. */
 export interface UpstreamResponse {
@@ -26,6 +27,12 @@ export interface UpstreamSink {
   fail(reply: FastifyReply, kind: Exclude<UpstreamFailureKind, 'failed'>, detail: string): void;
   /** The upstream sent a message the edge delivered to no client (the upstream has logged it): counted. */
   undelivered(tenant: string, reason: UndeliveredReason): void;
+  /**
+   * The guard for the upstream's own callbacks of this exchange (an undici callback, a stream listener): what
+   * they throw ends the exchange (a 500 or its connection closed, logged at error level), never the process.
+   * `release` frees what the exchange holds upstream (an answer's body no one will read).
+   */
+  guard(reply: FastifyReply, release?: () => void): Guard;
 }
 
 export interface Upstream {

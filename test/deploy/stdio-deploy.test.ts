@@ -54,6 +54,15 @@ describe('the stdio example image (deploy/stdio/Dockerfile)', () => {
     expect(instructionsOf(finalStage, 'USER').at(-1)?.args).toBe('1000:1000');
   });
 
+  it('serves no one anonymously: it listens on every interface, so every request needs an API key or a JWT', () => {
+    expect(imageConfig.listen.host).toBe('0.0.0.0');
+    expect(imageConfig.tenancy.requireIdentified).toBe(true);
+    const resolvers = imageConfig.tenancy.resolve;
+    expect(resolvers.length).toBeGreaterThan(0);
+    // Only credentials: a tenant header is the client's own say, unless a trusted proxy set it.
+    expect(resolvers.every((resolver) => 'apiKey' in resolver || 'jwt' in resolver)).toBe(true);
+  });
+
   it('copies only files that exist and that its dockerignore lets into the context', () => {
     const sources = dockerfile.stages
       .flatMap((stage) => instructionsOf(stage, 'COPY'))

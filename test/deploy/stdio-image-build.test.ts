@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
+import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 import { connectV1Client } from '../support/clients.js';
 import { samples } from '../support/exposition.js';
 import { freePort } from '../support/ports.js';
@@ -56,9 +57,13 @@ function commandLineOf(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 }
 
+/** The operator's API key in this test (the image's config carries a placeholder hash nobody has the key to). */
+const API_KEY = 'k-stdio-image-test-0123456789';
+
 /**
  * The image's config, as COPYed to /etc/mcp-edge, changed only where the host must differ: loopback
- * free ports, the stdio command's image paths and cwd mapped into the temp root, shorter graces.
+ * free ports, the stdio command's image paths and cwd mapped into the temp root, shorter graces, and the
+ * operator's key hash (the CHANGE the config asks for).
  */
 function configForTest(ports: { listen: number; metrics: number }): string {
   const document = parseDocument(readFileSync(inImage(CONFIG_PATH), 'utf8'));
@@ -72,6 +77,7 @@ function configForTest(ports: { listen: number; metrics: number }): string {
   document.setIn(['upstream', 'stdio', 'cwd'], inImage(String(document.getIn(['upstream', 'stdio', 'cwd']))));
   document.setIn(['upstream', 'stdio', 'killGrace'], `${KILL_GRACE_MS}ms`);
   document.setIn(['server', 'timeouts', 'shutdownGrace'], `${SHUTDOWN_GRACE_MS}ms`);
+  document.setIn(['tenancy', 'resolve', 0, 'apiKey', 'tenants', 'operator'], [sha256Hex(API_KEY)]);
   return document.toString();
 }
 
@@ -137,7 +143,17 @@ describe('the stdio image, built without Docker by replaying deploy/stdio/Docker
     expect(healthUrl.port).toBe('8080');
     expect(await replayed().healthcheck(`${base}${healthUrl.pathname}`)).toBe(0);
 
-    const { client, close } = await connectV1Client(`${base}/mcp`);
+    // Without the key, nothing reaches the server.
+    const anonymous = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
+    expect(anonymous.status).toBe(401);
+    await anonymous.arrayBuffer();
+    const { client, close } = await connectV1Client(`${base}/mcp`, {
+      headers: { authorization: `Bearer ${API_KEY}` },
+    });
     const listing = textOf(await client.callTool({ name: 'list_directory', arguments: { path: data } }));
     expect(listing.split('\n').sort()).toEqual(['[FILE] notes.txt', '[FILE] second.md']);
     const read = await client.callTool({

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoServer } from '../../src/demo/server.js';
 import { connectV1Client } from '../support/clients.js';
 import { freePort } from '../support/ports.js';
-import { type ChildHandle, spawnTsx } from '../support/processes.js';
+import { type ChildHandle, REPO_ROOT, spawnTsx } from '../support/processes.js';
 
 const children: ChildHandle[] = [];
 const closers: Array<() => Promise<unknown>> = [];
@@ -351,4 +351,25 @@ describe('mcp-edge command line', () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(child.stdout()).not.toContain('"arguments"');
   });
+
+  it('--upstream and --stdio bind loopback unless --host says otherwise; --host 0.0.0.0 still serves every interface', async () => {
+    const demo = await startDemoServer({});
+    closers.push(() => demo.close());
+    const everything = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+    // The address in the line is the bound socket's (server.address()), not the flag echoed back.
+    const served = async (flags: string[], stdioArgv: string[] = []) => {
+      const child = cli([...flags, '--port', '0', '--metrics-port', '0', ...stdioArgv]);
+      const [, host, port] = await child.waitForLine(/mcp-edge serving http:\/\/([^:/]+):(\d+)\/mcp/, {
+        timeoutMs: 90_000,
+      });
+      // Whatever it bound, loopback reaches it.
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+      await child.stop();
+      return host;
+    };
+    expect(await served(['--upstream', demo.url])).toBe('127.0.0.1');
+    expect(await served(['--stdio'], ['--', process.execPath, everything, 'stdio'])).toBe('127.0.0.1');
+    expect(await served(['--upstream', demo.url, '--host', '0.0.0.0'])).toBe('0.0.0.0');
+  }, 300_000);
 });

@@ -5,6 +5,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import {
@@ -309,5 +310,79 @@ describe('an OAuth-protected MCP server through mcp-edge', () => {
     const res = await fetch(`${new URL(guarded.url).origin}/.well-known/oauth-authorization-server`);
     expect(res.status).toBe(403);
     expect(upstream.received).toHaveLength(0);
+  });
+
+  it('withholds a verified JWT its resolver does not forward on upstream.oauth.paths too, as on the MCP endpoint', async () => {
+    const secret = 'a-shared-secret-for-the-jwt-resolver-000000';
+    const token = await new SignJWT({ tenant: 'acme' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setAudience('mcp-edge')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(secret));
+    const upstream = track(
+      await startRawUpstream((req) =>
+        req.url === '/token'
+          ? jsonReply({ access_token: 'x' })
+          : jsonReply({ jsonrpc: '2.0', id: 1, result: {} }),
+      ),
+    );
+    const authorizationAt = async (forward: boolean) => {
+      const edge = track(
+        await startTestEdge(
+          upstream.url,
+          [
+            'tenancy:',
+            '  resolve:',
+            `    - jwt: { secret: "${secret}", audience: mcp-edge, claim: tenant, forward: ${forward} }`,
+            'tenants: { acme: {} }',
+          ].join('\n'),
+          { upstreamYaml: '  oauth: { paths: [/token] }' },
+        ),
+      );
+      const headers = { authorization: `Bearer ${token}` };
+      const mcp = await fetch(edge.url, {
+        method: 'POST',
+        headers: { ...MCP_POST_HEADERS, ...headers },
+        body: INITIALIZE,
+      });
+      expect(mcp.status).toBe(200);
+      await mcp.arrayBuffer();
+      const atEndpoint = upstream.received.at(-1)?.headers.authorization;
+      const tokenAnswer = await fetch(`${new URL(edge.url).origin}/token`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=refresh_token&refresh_token=r',
+      });
+      expect(tokenAnswer.status).toBe(200);
+      await tokenAnswer.arrayBuffer();
+      expect(upstream.received.at(-1)?.url).toBe('/token');
+      return { atEndpoint, atToken: upstream.received.at(-1)?.headers.authorization };
+    };
+    // forward: false: the JWT is the edge's alone, on every path.
+    expect(await authorizationAt(false)).toEqual({ atEndpoint: undefined, atToken: undefined });
+    // forward: true: it is the upstream's token, and crosses on every path.
+    expect(await authorizationAt(true)).toEqual({
+      atEndpoint: `Bearer ${token}`,
+      atToken: `Bearer ${token}`,
+    });
+  });
+
+  it('warns at start when the Host header would name the resource: discovery on, no publicUrl, no allowedHosts', async () => {
+    const warningsOf = async (yaml: string, upstreamYaml?: string) => {
+      const edge = track(
+        await startTestEdge(
+          'http://127.0.0.1:9/mcp',
+          yaml,
+          upstreamYaml !== undefined ? { upstreamYaml } : {},
+        ),
+      );
+      return edge.logs.filter((line) => line.level === 40).map((line) => line.msg);
+    };
+    expect(await warningsOf('')).toEqual([
+      "upstream.oauth.discovery is on, and neither server.publicUrl nor server.allowedHosts is set: the resource URL in OAuth discovery documents and 401 challenges is taken from each request's Host header, which any client can set. Set server.publicUrl to the URL clients use (or list server.allowedHosts), or set upstream.oauth.discovery: false if the MCP server is not OAuth-protected",
+    ]);
+    expect(await warningsOf('server: { publicUrl: "https://mcp.example.com" }')).toEqual([]);
+    expect(await warningsOf('server: { allowedHosts: [mcp.example.com] }')).toEqual([]);
+    expect(await warningsOf('', '  oauth: { discovery: false }')).toEqual([]);
   });
 });

@@ -68,3 +68,43 @@ describe('admit', () => {
     if (status === 405) expect(admission.refusal.headers.allow).toBe('POST, GET, DELETE');
   });
 });
+
+describe('admit: a Host the edge cannot use in a URL', () => {
+  // The default config: no server.allowedHosts, so nothing else looks at the Host before the edge names itself.
+  const open = runtime('');
+
+  it.each(['a:99999', '[1.2.3.4]', '127.0.0.1:65536', 'a b', 'user@evil.example'])(
+    'refuses Host "%s" with 400 before the upstream',
+    async (badHost) => {
+      const admission = await admit(ctx, open, {
+        method: 'POST',
+        headers: { host: badHost },
+        peer: '127.0.0.1',
+      });
+      expect(admission.ok).toBe(false);
+      if (admission.ok) return;
+      expect(admission.refusal.status).toBe(400);
+      expect(JSON.parse(admission.refusal.body)).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: `Host "${badHost}" is not a valid host[:port] (RFC 9110 section 7.2)`,
+          data: { reason: 'invalid_request', enforcedBy: 'mcp-edge' },
+        },
+      });
+    },
+  );
+
+  it.each(['edge.internal:8080', '127.0.0.1:65535', '[::1]:8080', 'mcp_edge:8080', 'EDGE.'])(
+    'admits Host "%s"',
+    async (goodHost) => {
+      const admission = await admit(ctx, open, {
+        method: 'POST',
+        headers: { host: goodHost },
+        peer: '127.0.0.1',
+      });
+      expect(admission.ok).toBe(true);
+    },
+  );
+});

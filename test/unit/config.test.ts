@@ -87,7 +87,7 @@ describe('valid files', () => {
   it('fills every default around a minimal file', () => {
     const { config } = parseConfigText(yaml(...UPSTREAM), 'edge.yaml', {});
     expect(config).toEqual({
-      listen: { host: '0.0.0.0', port: 8080, path: '/mcp' },
+      listen: { host: '127.0.0.1', port: 8080, path: '/mcp' },
       upstream: {
         url: 'http://127.0.0.1:3000/mcp',
         timeouts: {
@@ -826,7 +826,7 @@ describe('defaultConfig', () => {
   it('is the built-in config around one upstream', () => {
     const config = defaultConfig({ upstreamUrl: 'http://127.0.0.1:3000/mcp', port: 0 });
     expect(config.upstream.url).toBe('http://127.0.0.1:3000/mcp');
-    expect(config.listen).toEqual({ host: '0.0.0.0', port: 0, path: '/mcp' });
+    expect(config.listen).toEqual({ host: '127.0.0.1', port: 0, path: '/mcp' });
     expect(config.limits.response.maxMessageBytes).toBe(BUILTIN_CEILINGS['response.maxMessageBytes']);
     expect(defaultConfig({ upstreamUrl: 'https://x.example/mcp' }).listen.port).toBe(8080);
   });

@@ -23,7 +23,11 @@ const { config } = parseConfigText(
   {},
 );
 const warnings: string[] = [];
-const log = { warn: (_fields: object, message: string) => warnings.push(message) };
+const errors: string[] = [];
+const log = {
+  warn: (_fields: object, message: string) => warnings.push(message),
+  error: (_fields: object, message: string) => errors.push(message),
+};
 const silentLogger = { warn() {}, info() {}, error() {}, debug() {}, child: () => silentLogger };
 
 function context() {

@@ -2,6 +2,8 @@
 // origin, and the two values the edge rewrites.
 import { describe, expect, it } from 'vitest';
 import {
+  METADATA_MAX_DEPTH,
+  MetadataTooDeepError,
   publicOrigin,
   resourceMetadataUrl,
   rewriteChallenge,
@@ -55,6 +57,10 @@ describe('publicOrigin', () => {
       'user@evil.example',
       'evil.example?x',
       'h:99999x',
+      // Shaped like host[:port], but no URL can carry them: these threw from a response hook and ended the process.
+      'a:99999',
+      '[1.2.3.4]',
+      '127.0.0.1:65536',
     ]) {
       expect(publicOrigin(undefined, host), String(host)).toBeUndefined();
     }
@@ -107,6 +113,19 @@ describe('rewriteResourceMetadata', () => {
     expect(rewriteResourceMetadata(body, 'https://mcp.example.com/mcp')?.toString()).toBe(
       '{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://as"],"x":1}',
     );
+  });
+
+  it('refuses, without recursing, a document nested past METADATA_MAX_DEPTH; one at the bound is rewritten', () => {
+    const nested = (depth: number) =>
+      Buffer.from(`{"resource":"http://u/mcp","x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`);
+    // Thousands deep: JSON.stringify of it overflowed the stack (a 500 from outside the handler's try).
+    expect(() => rewriteResourceMetadata(nested(20_000), 'https://e/mcp')).toThrow(MetadataTooDeepError);
+    expect(() => rewriteResourceMetadata(nested(METADATA_MAX_DEPTH + 1), 'https://e/mcp')).toThrow(
+      `nested deeper than ${METADATA_MAX_DEPTH} levels`,
+    );
+    expect(
+      JSON.parse(rewriteResourceMetadata(nested(METADATA_MAX_DEPTH), 'https://e/mcp')?.toString() ?? ''),
+    ).toMatchObject({ resource: 'https://e/mcp' });
   });
 
   it('leaves what is not protected-resource metadata unchanged (undefined)', () => {
