@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../support/processes.js';
 
 // Small enough for CI, large enough that the in-flight term is most of what the formula allows.
 const MESSAGES = 8;
-const MESSAGE_BYTES = 8 * MiB;
+const MESSAGE_BYTES = 16 * MiB;
 
 describe('memory sizing', () => {
   const node = nodeLine();
