@@ -4,6 +4,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  EDGE_MEMORY,
+  edgeMemoryForCeiling,
+  IMAGE_NODE_LINE,
+  largestHoldBytes,
+  MiB,
+  SIZED_FOR_ANNOTATION,
+} from '../../scripts/memory-formula.js';
 import { defaultConfig, parseConfigText } from '../../src/config/load.js';
 import { type ChildHandle, REPO_ROOT, spawnTsx } from '../support/processes.js';
 import { execForm, instructionsOf, parseDockerfile } from './dockerfile.js';
@@ -20,6 +28,7 @@ import {
   listAt,
   manifestOf,
   manifestsOfKind,
+  memoryQuantityBytes,
   type PatchOperation,
   readText,
   sidecarManifests,
@@ -227,6 +236,18 @@ describe('the Kubernetes sidecar example (deploy/kubernetes)', () => {
       expect(at(edge, 'resources', kind, 'memory')).toMatch(/^\d+(Mi|Gi)$/);
       expect(at(edge, 'resources', kind, 'cpu')).toBeDefined();
     }
+  });
+
+  it('gives mcp-edge the memory the formula asks for the messages it is sized for (docs/operations.md#sizing-memory)', () => {
+    const messages = Number(at(deployment, 'metadata', 'annotations', SIZED_FOR_ANNOTATION));
+    expect(messages).toBeGreaterThan(0);
+    const largest = largestHoldBytes(edgeConfig);
+    expect(largest).toBe(edgeConfig.limits.hardMaxBytes);
+    const limit = memoryQuantityBytes(at(edge, 'resources', 'limits', 'memory'));
+    expect(limit).toBeGreaterThanOrEqual(edgeMemoryForCeiling(IMAGE_NODE_LINE, messages, largest));
+    // A request at least the resting size, so the scheduler places the pod where it can start.
+    const request = memoryQuantityBytes(at(edge, 'resources', 'requests', 'memory'));
+    expect(request).toBeGreaterThanOrEqual(EDGE_MEMORY[IMAGE_NODE_LINE].restingMiB * MiB);
   });
 
   it("stops within the pod's grace period: shutdownGrace below terminationGracePeriodSeconds", () => {

@@ -186,3 +186,22 @@ export function applyJsonPatch<T>(document: T, operations: readonly PatchOperati
   }
   return result;
 }
+
+// ---- Kubernetes quantities -----------------------------------------------------------------------
+
+const QUANTITY_UNITS: Record<string, number> = {
+  '': 1,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+};
+
+/** A memory quantity (`640Mi`, `1Gi`, `512M`) in bytes; throws on a form this reader does not know. */
+export function memoryQuantityBytes(quantity: unknown): number {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|k|M|G)?$/.exec(String(quantity));
+  if (match === null) throw new Error(`not a memory quantity: ${String(quantity)}`);
+  return Number(match[1]) * (QUANTITY_UNITS[match[2] ?? ''] ?? Number.NaN);
+}

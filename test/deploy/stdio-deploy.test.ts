@@ -5,11 +5,25 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  IMAGE_NODE_LINE,
+  largestHoldBytes,
+  SIZED_FOR_ANNOTATION,
+  stdioMemoryBytes,
+} from '../../scripts/memory-formula.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { REPO_ROOT } from '../support/processes.js';
 import { copyParts, execForm, instructionsOf, isIgnored, parseDockerfile, type Stage } from './dockerfile.js';
 import { type Manifest, schemaProblems, typeProblems } from './kube-schema.js';
-import { at, isRecord, listAt, manifestOf, readText, yamlDocuments } from './repo-files.js';
+import {
+  at,
+  isRecord,
+  listAt,
+  manifestOf,
+  memoryQuantityBytes,
+  readText,
+  yamlDocuments,
+} from './repo-files.js';
 
 const DIR = join(REPO_ROOT, 'deploy/stdio');
 const dockerfile = parseDockerfile(readText(join(DIR, 'Dockerfile')));
@@ -116,6 +130,15 @@ describe('the stdio example on Kubernetes (deploy/stdio/kubernetes.yaml)', () =>
     const grace = Number(at(podSpec, 'terminationGracePeriodSeconds')) * 1000;
     expect(grace).toBeGreaterThan(
       imageConfig.server.timeouts.shutdownGrace + imageConfig.upstream.stdio!.killGrace,
+    );
+  });
+
+  it('has the memory the formula asks for: mcp-edge with one message per child, and maxProcesses children (docs/operations.md#sizing-memory)', () => {
+    const children = imageConfig.upstream.stdio!.maxProcesses;
+    expect(Number(at(deployment, 'metadata', 'annotations', SIZED_FOR_ANNOTATION))).toBe(children);
+    const needed = stdioMemoryBytes(IMAGE_NODE_LINE, children, largestHoldBytes(imageConfig));
+    expect(memoryQuantityBytes(at(container, 'resources', 'limits', 'memory'))).toBeGreaterThanOrEqual(
+      needed,
     );
   });
 });

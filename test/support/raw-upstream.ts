@@ -1,18 +1,20 @@
 // A scripted HTTP upstream: each request is answered with exactly the bytes a test gives, chunk by chunk,
 // with delays between chunks, optionally resetting the connection afterwards. For SSE framing edge
 // cases (CRLF / LF / CR line endings, comments, multi-line data), slow or stalled bodies and cut streams.
+
+import { once } from 'node:events';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRecord } from '../../src/core/bytes.js';
 import { closeHttpServer, listenOn } from '../../src/demo/server.js';
 import { drainedOrClosed, readBody } from './fetch-to-node.js';
 
-export type RawChunk = Buffer | string | { delayMs: number };
+export type RawChunk = Buffer | string | { delayMs: number } | { until: Promise<unknown> };
 
 export interface RawReply {
   status: number;
   headers?: OutgoingHttpHeaders;
-  /** Written in order, each as its own write; `{ delayMs }` waits before the next one. */
+  /** Written in order, each as its own write; `{ delayMs }` waits before the next one, `{ until }` for its promise. */
   chunks?: RawChunk[];
   /** Destroy the socket after the last chunk instead of ending the response (a cut stream). */
   destroyAfter?: boolean;
@@ -43,6 +45,8 @@ async function writeChunks(res: ServerResponse, chunks: RawChunk[], stop: AbortS
     if (res.destroyed || stop.aborted) return;
     if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) {
       if (!res.write(chunk)) await drainedOrClosed(res);
+    } else if ('until' in chunk) {
+      await Promise.race([chunk.until, once(stop, 'abort')]);
     } else {
       await sleep(chunk.delayMs, undefined, { signal: stop }).catch(() => {});
     }
