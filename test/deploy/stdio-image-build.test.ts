@@ -162,8 +162,12 @@ describe('the stdio image, built without Docker by replaying deploy/stdio/Docker
     });
     expect(textOf(read)).toBe('written on the host, read through mcp-edge\n');
 
-    // The session's server, a child of the edge (no shell, no npx in between).
-    const servers = childPids(edge.pid);
+    // The session's server, a child of the edge (no shell, no npx in between). Its only other child is the
+    // watchdog that ends the servers' process groups if mcp-edge is killed (src/upstream/stdio-group-guard.ts).
+    const children = childPids(edge.pid);
+    const isWatchdog = (pid: number) => commandLineOf(pid).slice(0, 2).join(' ') === '/bin/sh -c';
+    expect(children.filter(isWatchdog)).toHaveLength(1);
+    const servers = children.filter((pid) => !isWatchdog(pid));
     expect(servers).toHaveLength(1);
     const serverPid = servers[0] ?? 0;
     expect(isProcessAlive(serverPid)).toBe(true);
