@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
-import { connectV1Client } from '../support/clients.js';
+import { connectV1Client, textOf } from '../support/clients.js';
 import { samples } from '../support/exposition.js';
 import { freePort } from '../support/ports.js';
 import { isProcessAlive, REPO_ROOT } from '../support/processes.js';
@@ -79,11 +79,6 @@ function configForTest(ports: { listen: number; metrics: number }): string {
   document.setIn(['server', 'timeouts', 'shutdownGrace'], `${SHUTDOWN_GRACE_MS}ms`);
   document.setIn(['tenancy', 'resolve', 0, 'apiKey', 'tenants', 'operator'], [sha256Hex(API_KEY)]);
   return document.toString();
-}
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((item) => item.text ?? '').join('');
 }
 
 describe('the stdio image, built without Docker by replaying deploy/stdio/Dockerfile', () => {

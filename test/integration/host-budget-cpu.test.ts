@@ -3,7 +3,7 @@
 // letters must not stall the other clients' exchanges. Real SDK clients, a real SDK server, a real edge.
 
 import { describe, expect, it } from 'vitest';
-import { type ConnectedV1Client, connectV1Client } from '../support/clients.js';
+import { type ConnectedV1Client, connectV1Client, textOf } from '../support/clients.js';
 import { sample } from '../support/exposition.js';
 import { trackHandles } from '../support/handles.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
@@ -19,11 +19,6 @@ const ORDINARY = Array.from(
 
 /** One pre-token of 200 KB: 25,001 o200k tokens (8 `a` make one), just over Claude Code's 25,000. */
 const RUN = 'a'.repeat(200_008);
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((b) => b.text ?? '').join('');
-}
 
 /** While `call` runs, `pinger` pings through the edge back to back: the slowest ping, and how long the call took. */
 async function pingsDuring(

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectV1Client, connectV2Client } from '../support/clients.js';
+import { connectV1Client, connectV2Client, textOf } from '../support/clients.js';
 import { sample, samples } from '../support/exposition.js';
 import { trackHandles } from '../support/handles.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
@@ -30,11 +30,6 @@ hostBudgets:
   tenants:
     acme: { action: refuse }
 `;
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((b) => b.text ?? '').join('');
-}
 
 describe('host budgets', () => {
   it('counts an oversized result under the host that called and passes it unchanged in observe mode', async () => {

@@ -6,32 +6,23 @@
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import {
   ListRootsRequestSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { connectV1Client } from '../support/clients.js';
+import { connectV1Client, textOf } from '../support/clients.js';
 import { initializeRaw, trackHandles } from '../support/handles.js';
-import { STDIO_SERVERS, type StdioTestEdge, startStdioEdge } from '../support/stdio-edge.js';
+import { waitFor } from '../support/processes.js';
+import {
+  STDIO_SERVERS,
+  type StdioTestEdge,
+  startStdioEdge,
+  undeliveredCount,
+} from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((block) => block.text ?? '').join('');
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await sleep(20);
-  }
-  return check();
-}
 
 /** The server's stderr lines of one session (or all), as the edge logged them. */
 function stderrOf(edge: StdioTestEdge, session?: string): string[] {
@@ -62,14 +53,6 @@ function tempDir(prefix: string): string {
 }
 
 const ROOTS_SETTLED = /^(Updated allowed directories from MCP roots|Failed to request initial roots)/;
-
-async function undeliveredCount(edge: StdioTestEdge, reason: string): Promise<number> {
-  const text = await (await fetch(edge.metricsUrl!)).text();
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith('mcp_edge_undelivered_messages_total{') && l.includes(`reason="${reason}"`));
-  return line === undefined ? 0 : Number(line.split(' ').pop());
-}
 
 describe('stdio upstream: messages sent before the client opens its GET stream', () => {
   it("server-filesystem serves the client's root: its roots/list waits for the client's GET stream", async () => {

@@ -3,16 +3,11 @@
 // rewritten). The v2 SDK client against a v2 SDK stdio server negotiates 2026-07-28; against a v1 one
 // it falls back to a 2025 session with a child of its own.
 import { describe, expect, it } from 'vitest';
-import { connectV2Client } from '../support/clients.js';
+import { connectV2Client, textOf } from '../support/clients.js';
 import { trackHandles } from '../support/handles.js';
 import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((block) => block.text ?? '').join('');
-}
 
 const TENANCY = [
   'tenancy:',

@@ -12,16 +12,11 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { connectV1Client, connectV2Client } from '../support/clients.js';
+import { connectV1Client, connectV2Client, textOf } from '../support/clients.js';
 import { trackHandles } from '../support/handles.js';
 import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((block) => block.text ?? '').join('');
-}
 
 describe('stdio upstream: @modelcontextprotocol/server-filesystem', () => {
   it('lists a directory and reads a small file; an oversized read is refused with the contract error (v1 client)', async () => {

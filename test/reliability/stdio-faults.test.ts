@@ -5,17 +5,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
-import { connectV1Client } from '../support/clients.js';
+import { connectV1Client, textOf } from '../support/clients.js';
 import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { isProcessAlive, waitFor } from '../support/processes.js';
 import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((block) => block.text ?? '').join('');
-}
 
 const INITIALIZE = JSON.stringify({
   jsonrpc: '2.0',

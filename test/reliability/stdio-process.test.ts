@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { connectV1Client } from '../support/clients.js';
+import { connectV1Client, textOf } from '../support/clients.js';
 import { initializeRaw, trackHandles } from '../support/handles.js';
 import {
   type ChildHandle,
@@ -22,11 +22,6 @@ import { STDIO_SERVERS, stdioEdgeYaml } from '../support/stdio-edge.js';
 
 const { track, defer } = trackHandles();
 const MiB = 1024 * 1024;
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((block) => block.text ?? '').join('');
-}
 
 /** A status field of /proc/PID/status in bytes (VmRSS, VmHWM). */
 function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -4,27 +4,18 @@
 // for an id another holds gets a clear refusal within upstream.stdio.idWait. Real SDK v2 clients (both
 // number their requests from 0), the scripted stdio server (test/fixtures/stdio-scripted-server.ts), and raw
 // POSTs for what an attacker sends by hand.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { connectV2Client } from '../support/clients.js';
+import { connectV2Client, textOf } from '../support/clients.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
-import { STDIO_SERVERS, type StdioTestEdge, startStdioEdge } from '../support/stdio-edge.js';
+import { waitFor } from '../support/processes.js';
+import {
+  STDIO_SERVERS,
+  type StdioTestEdge,
+  startStdioEdge,
+  undeliveredCount,
+} from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((block) => block.text ?? '').join('');
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await sleep(20);
-  }
-  return check();
-}
 
 /** The scripted server's stderr lines, as the edge logged them. */
 function stderrLines(edge: StdioTestEdge): string[] {
@@ -56,14 +47,6 @@ const META = {
   'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
   'io.modelcontextprotocol/clientCapabilities': {},
 };
-
-async function undeliveredCount(edge: StdioTestEdge, reason: string): Promise<number> {
-  const text = await (await fetch(edge.metricsUrl!)).text();
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith('mcp_edge_undelivered_messages_total{') && l.includes(`reason="${reason}"`));
-  return line === undefined ? 0 : Number(line.split(' ').pop());
-}
 
 describe('stdio upstream: clients without a session on one shared child', () => {
   it("an abandoned call's id stays claimed: its late answer reaches no other client, whose own answer comes", async () => {

@@ -108,3 +108,9 @@ async function closeQuietly(client: { close(): Promise<void> }): Promise<void> {
     // The peer may be gone already; nothing left to release.
   }
 }
+
+/** The text of a tool result's content blocks, joined (a block without text counts as empty). */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((block) => block.text ?? '').join('');
+}

@@ -180,7 +180,7 @@ export function isProcessRunning(pid: number): boolean {
 }
 
 /** Polls `check` until it holds or `timeoutMs` passes: whether it held. */
-export async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+export async function waitFor(check: () => boolean, timeoutMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (check()) return true;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseConfigText } from '../../src/config/load.js';
 import { createLogger, type RunningEdge, startEdge } from '../../src/run.js';
 import type { StdioUpstream } from '../../src/upstream/stdio-upstream.js';
+import { sample } from './exposition.js';
 import { REPO_ROOT } from './processes.js';
 import { capturedLog } from './start-edge.js';
 
@@ -67,4 +68,11 @@ export async function startStdioEdge(
     },
     logText: log.text,
   };
+}
+
+/** mcp_edge_undelivered_messages_total of one reason (the tests run one tenant); 0 before the first. */
+export async function undeliveredCount(edge: StdioTestEdge, reason: string): Promise<number> {
+  if (edge.metricsUrl === undefined) throw new Error('the edge was started without metrics');
+  const text = await (await fetch(edge.metricsUrl)).text();
+  return sample(text, 'mcp_edge_undelivered_messages_total', { reason }) ?? 0;
 }
