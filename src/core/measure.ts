@@ -326,8 +326,9 @@ class DuplicateDetector {
 
   duplicatedBytes(text: string): number {
     const length = text.length;
-    // No layout of the raw JSON is this much smaller (escapes shrink at most 6:1).
-    if (length === 0 || length * 6 < this.spanBytes) return 0;
+    // No size ratio rules a copy out: the raw JSON may carry any amount of whitespace. A text that is no copy
+    // differs within its first tokens, where compareLayout stops.
+    if (length === 0) return 0;
     const indent = layoutIndentOf(text);
     if (indent === '') {
       const sameBytes = this.sameBytesAsRaw(text);
@@ -688,26 +689,6 @@ function literalLayoutIndent(bytes: Uint8Array, start: number, end: number): str
   return bytes[k] === BACKSLASH && bytes[k + 1] === 0x75 ? undefined : indent;
 }
 
-/** UTF-16 length of the text of the valid string literal `bytes[start, end)`. */
-function literalTextLength(bytes: Uint8Array, start: number, end: number): number {
-  let n = 0;
-  let k = start + 1;
-  const last = end - 1;
-  while (k < last) {
-    const b = bytes[k]!;
-    if (b === BACKSLASH) k += bytes[k + 1] === 0x75 ? 6 : 2;
-    else if (b < 0x80) k++;
-    else if (b < 0xe0) k += 2;
-    else if (b < 0xf0) k += 3;
-    else {
-      k += 4;
-      n++;
-    }
-    n++;
-  }
-  return n;
-}
-
 /**
  * duplicatedBytes of a text block read from its literal: a copy of structuredContent is recognized on the
  * literal's bytes, without decoding it (the same comparison as the long-copy shortcut); anything else is
@@ -722,15 +703,7 @@ function scannedTextDuplicate(
   const indent = literalLayoutIndent(bytes, literal[0], literal[1]);
   if (indent !== undefined) {
     const copy = literalCopyOfLayout(bytes, literal[0], structured[0], structured[1], indent);
-    if (copy !== undefined && copy.literalEnd === literal[1]) {
-      const structuredBytes = structured[1] - structured[0];
-      // The detector's bound: no layout of the raw JSON is this much smaller (the text is at most as long as its literal).
-      if (literal[1] - literal[0] - 2 < structuredBytes) {
-        const length = literalTextLength(bytes, literal[0], literal[1]);
-        if (length === 0 || length * 6 < structuredBytes) return 0;
-      }
-      return copy.textBytes;
-    }
+    if (copy !== undefined && copy.literalEnd === literal[1]) return copy.textBytes;
   }
   return detector.duplicatedBytes(literalText(bytes, literal[0], literal[1]));
 }

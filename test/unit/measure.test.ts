@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toolResultSpans } from '../../src/core/json-scan.js';
-import { emptyChannels, estimateTokens, measureMessage } from '../../src/core/measure.js';
+import {
+  emptyChannels,
+  estimateTokens,
+  measureMessage,
+  measureScannedMessage,
+} from '../../src/core/measure.js';
+import { scanMessage } from '../../src/core/message-scan.js';
 import type { MessageMeasurement, MessageSubject, ResultChannels } from '../../src/core/types.js';
 import {
   decode,
@@ -487,6 +493,16 @@ describe('measureMessage', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('counts a copy of a structuredContent sent with more whitespace than content (fast-check seed 242414664)', () => {
+    // `{}` sent as `{` + 11 whitespace bytes + `}`: a size ratio once ruled the 2-byte copy out.
+    const text =
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{\r\n\n\n\n\r\r\r \r }}}';
+    const scanned = scanMessage(utf8(text));
+    if (scanned === undefined) throw new Error('the message should scan');
+    expect(measureMessage(utf8(text), JSON.parse(text), TOOLS_CALL).duplicatedBytes).toBe(2);
+    expect(measureScannedMessage(scanned, TOOLS_CALL).duplicatedBytes).toBe(2);
   });
 
   it('property: a text block is counted as duplicated exactly when it is a compact or pretty copy', () => {
