@@ -27,7 +27,7 @@ export interface ChildHandle {
   /** Everything written so far. */
   stdout(): string;
   stderr(): string;
-  /** Resolves with the exit once the process has exited (never rejects). */
+  /** Resolves with the exit once the process has exited and all its output is read (never rejects). */
   exited: Promise<ChildExit>;
   /** The exit, or undefined while running. */
   exit(): ChildExit | undefined;
@@ -68,11 +68,13 @@ export function spawnNode(args: string[], opts: SpawnOptions = {}): ChildHandle 
   }
 
   let exitInfo: ChildExit | undefined;
+  child.once('exit', (code, signal) => {
+    exitInfo = { code, signal };
+  });
+  // 'close', not 'exit': at 'exit' the pipes may still hold output the process wrote last (an error it
+  // printed before exiting 1), and a caller reading stdout() once this resolves must see all of it.
   const exited = new Promise<ChildExit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      exitInfo = { code, signal };
-      resolve(exitInfo);
-    });
+    child.once('close', (code, signal) => resolve({ code, signal }));
   });
 
   function findLine(pattern: RegExp, streams: StreamName[]): RegExpMatchArray | undefined {
@@ -131,7 +133,7 @@ export function spawnNode(args: string[], opts: SpawnOptions = {}): ChildHandle 
     signal?: NodeJS.Signals;
     timeoutMs?: number;
   } = {}) {
-    if (exitInfo) return exitInfo;
+    if (exitInfo) return exited;
     child.kill(signal);
     const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const info = await exited;
