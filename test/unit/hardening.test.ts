@@ -2,7 +2,7 @@
 // the session store, what may be resent, and how an exchange's outcome is decided.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { lostResponseMessage } from '../../src/core/errors.js';
 import { CUT_EVENT_TYPE, closingOfCutEvent, endsBetweenEvents } from '../../src/core/sse-framer.js';
 import type { LimitPolicy } from '../../src/core/types.js';
@@ -169,18 +169,25 @@ describe('how an exchange ended', () => {
 
 describe('one timer watches the silence of every stream', () => {
   it('calls a silent stream once, not one that keeps talking or was let go', async () => {
-    const watch = new SilenceWatch(80);
-    const fired: string[] = [];
-    const talking = watch.watch(() => fired.push('talking'));
-    watch.watch(() => fired.push('silent'));
-    const gone = watch.watch(() => fired.push('gone'));
-    gone.stop();
-    for (let i = 0; i < 8; i++) {
-      talking.touch();
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    // The clock is the test's: on a loaded machine a real 25 ms sleep can last past the 80 ms window.
+    vi.useFakeTimers();
+    try {
+      const watch = new SilenceWatch(80);
+      const fired: string[] = [];
+      const talking = watch.watch(() => fired.push('talking'));
+      watch.watch(() => fired.push('silent'));
+      const gone = watch.watch(() => fired.push('gone'));
+      gone.stop();
+      for (let i = 0; i < 8; i++) {
+        talking.touch();
+        await vi.advanceTimersByTimeAsync(25);
+      }
+      expect(fired).toEqual(['silent']);
+      talking.stop();
+    } finally {
+      vi.useRealTimers();
     }
-    expect(fired).toEqual(['silent']);
-    talking.stop();
+    const fired: string[] = [];
     expect(new SilenceWatch(0).watch(() => fired.push('never'))).toBeDefined();
   });
 });
