@@ -261,7 +261,7 @@ async function main(argv: string[]): Promise<number> {
   runSource = loaded.source;
   const running = await startEdge(loaded);
   // The last resort, not the mechanism. What one exchange's code throws ends that exchange only: every
-  // callback the shell runs outside Fastify's try/catch goes through the exchange's guard (src/proxy/guard.ts).
+  // callback the shell runs outside Fastify's try/catch goes through the exchange's guard (src/core/guard.ts).
   // An exception that still reaches the process came from code every exchange shares (a timer of all streams,
   // the session store) and may have left its state half-changed; serving on could hand one client another's
   // state. So it is logged at fatal level, with its stack, and the process exits 1 for its supervisor to

@@ -1,5 +1,6 @@
 // The error contract (docs/limits.md). Every error body mcp-edge sends is built here.
 import { ceilingNamed, describeCeilingValue } from './ceilings.js';
+import type { Outcome } from './outcome.js';
 import type { JsonRpcId, LimitViolation } from './types.js';
 
 /** A request refused whole (it never reached the upstream). */
@@ -33,11 +34,20 @@ export interface JsonRpcErrorMessage {
   error: { code: number; message: string; data: Record<string, unknown> };
 }
 
-/** An HTTP answer built by the edge itself: status, headers and a serialized body. */
+/**
+ * An HTTP answer built by the edge itself: status, headers, a serialized body, and how an exchange answered
+ * with it ends (the outcome is the answer's, fixed here for each kind of answer, never by its sender).
+ */
 export interface EdgeHttpError {
   status: number;
   headers: Record<string, string>;
   body: string;
+  outcome: Outcome;
+}
+
+/** The outcome of an exchange the edge refused for `reason`: who ended it. */
+function refusalOutcome(reason: EdgeErrorReason): Outcome {
+  return reason === 'shutting_down' ? 'shutdown' : 'refused';
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
@@ -95,7 +105,12 @@ export function limitErrorMessage(v: LimitViolation): JsonRpcErrorMessage {
 
 /** A request over a ceiling: 413 with the JSON-RPC error. SDK clients surface it as a transport error carrying this body. */
 export function requestRefusal(v: LimitViolation): EdgeHttpError {
-  return { status: 413, headers: { ...JSON_HEADERS }, body: JSON.stringify(limitErrorMessage(v)) };
+  return {
+    status: 413,
+    headers: { ...JSON_HEADERS },
+    body: JSON.stringify(limitErrorMessage(v)),
+    outcome: 'refused',
+  };
 }
 
 /** An SSE event that replaces an oversized one. Keeps the event id so a resuming client does not replay from before it. */
@@ -129,26 +144,33 @@ export interface UpstreamDiagnostic {
   upstream: string;
 }
 
-const FAILURES: Record<UpstreamFailureKind, { status: number; reason: EdgeErrorReason; summary: string }> = {
+const FAILURES: Record<
+  UpstreamFailureKind,
+  { status: number; reason: EdgeErrorReason; outcome: Outcome; summary: string }
+> = {
   timeout: {
     status: 504,
     reason: 'upstream_timeout',
+    outcome: 'upstream_timeout',
     summary: 'The MCP server behind mcp-edge did not answer in time',
   },
   unreachable: {
     status: 502,
     reason: 'upstream_unreachable',
+    outcome: 'upstream_unreachable',
     summary: 'The MCP server behind mcp-edge is unreachable',
   },
   capacity: {
     status: 503,
     reason: 'upstream_capacity',
+    outcome: 'upstream_capacity',
     summary:
       'mcp-edge has as many calls in flight to the MCP server as it may (upstream.maxConnections, set by the mcp-edge operator) and none ended within upstream.timeouts.queue; this request was not sent, so it is safe to send again',
   },
   failed: {
     status: 502,
     reason: 'upstream_failed',
+    outcome: 'upstream_body_failed',
     summary: 'The exchange with the MCP server behind mcp-edge failed',
   },
 };
@@ -164,7 +186,7 @@ export function upstreamFailure(
   id: JsonRpcId,
   diagnostic?: UpstreamDiagnostic,
 ): EdgeHttpError {
-  const { status, reason, summary } = FAILURES[kind];
+  const { status, reason, outcome, summary } = FAILURES[kind];
   const body: JsonRpcErrorMessage = {
     jsonrpc: '2.0',
     id,
@@ -177,7 +199,7 @@ export function upstreamFailure(
   // A request that was never sent may be sent again at once: Retry-After says so to clients that read it.
   const headers: Record<string, string> =
     kind === 'capacity' ? { ...JSON_HEADERS, 'retry-after': '1' } : { ...JSON_HEADERS };
-  return { status, headers, body: JSON.stringify(body) };
+  return { status, headers, body: JSON.stringify(body), outcome };
 }
 
 /** A JSON-RPC error for a pending request whose answer was lost with the upstream stream. */
@@ -204,7 +226,7 @@ export function parseErrorRefusal(detail: string): EdgeHttpError {
       data: { reason: 'invalid_request', detail, enforcedBy: 'mcp-edge' },
     },
   };
-  return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+  return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify(body), outcome: 'refused' };
 }
 
 /** A list request past the page bound of one listing: answered by the edge for the request's id. */
@@ -230,7 +252,12 @@ export function paginationBoundAnswer(
     },
   };
   // 200: SDK clients surface a 2xx JSON-RPC error to the caller with its code and data.
-  return { status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
+  return {
+    status: 200,
+    headers: { ...JSON_HEADERS },
+    body: JSON.stringify(body),
+    outcome: 'pagination_bound',
+  };
 }
 
 /**
@@ -248,7 +275,12 @@ export function edgeFailure(id: JsonRpcId = null): EdgeHttpError {
     },
   };
   // The connection may carry what is left of the failed exchange: it is not reused.
-  return { status: 500, headers: { ...JSON_HEADERS, connection: 'close' }, body: JSON.stringify(body) };
+  return {
+    status: 500,
+    headers: { ...JSON_HEADERS, connection: 'close' },
+    body: JSON.stringify(body),
+    outcome: 'edge_failure',
+  };
 }
 
 /** Anything else the edge refuses itself (bad input, forbidden Host/Origin, wrong method). */
@@ -264,7 +296,12 @@ export function edgeRefusal(
     id,
     error: { code: CODE_REQUEST_REFUSED, message, data: { reason, enforcedBy: 'mcp-edge' } },
   };
-  return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify(body) };
+  return {
+    status,
+    headers: { ...JSON_HEADERS, ...extra },
+    body: JSON.stringify(body),
+    outcome: refusalOutcome(reason),
+  };
 }
 
 /** A tool result over the budget of the host that called (hostBudgets.action: refuse), in the host's own unit. */
@@ -330,7 +367,12 @@ export function processLimitRefusal(id: JsonRpcId, bound: ProcessBound): EdgeHtt
       data: { reason: 'upstream_capacity', [bound.key]: bound.limit, enforcedBy: 'mcp-edge' },
     },
   };
-  return { status: 503, headers: { ...JSON_HEADERS, 'retry-after': '5' }, body: JSON.stringify(body) };
+  return {
+    status: 503,
+    headers: { ...JSON_HEADERS, 'retry-after': '5' },
+    body: JSON.stringify(body),
+    outcome: 'upstream_capacity',
+  };
 }
 
 /**
@@ -367,7 +409,13 @@ export const STREAM_COMPLETE_ANSWER: EdgeHttpError = Object.freeze({
   status: 204,
   headers: {},
   body: '',
+  outcome: 'stream_complete',
 }) as EdgeHttpError;
+
+/** A CORS preflight the edge answers itself (server.cors), or without an upstream to ask: no body. */
+export function preflightAnswer(headers: Record<string, string>): EdgeHttpError {
+  return { status: 204, headers, body: '', outcome: 'refused' };
+}
 
 /** A stdio call whose id or progress token another call held past upstream.stdio.idWait (src/upstream/stdio-child.ts). */
 export function idInUseRefusal(id: JsonRpcId, detail: string): EdgeHttpError {

@@ -2,13 +2,13 @@
 // upstream (method, Host, Origin, credentials). Every exchange, refused or not, gets its tenant here.
 import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import { headerValue } from '../core/headers.js';
 import type { TenantDecision } from '../tenancy/tenant-resolver.js';
+import { FORWARDED_METHODS } from '../upstream/upstream.js';
 import type { EdgeContext } from './edge-context.js';
 import { type EdgeRuntime, type Exchange, startExchange } from './exchange.js';
-import { headerValue } from './headers.js';
 import { hostOriginRefusal } from './host-origin.js';
 
-export const FORWARDED_METHODS = ['POST', 'GET', 'DELETE'] as const;
 const ALLOW = FORWARDED_METHODS.join(', ');
 
 /** What admission looks at: a request's method, headers and peer, nothing of Fastify's. */
@@ -45,7 +45,7 @@ function refusalBeforeTenant(runtime: EdgeRuntime, request: AdmissionRequest): E
  * when the tenant is not known, so the refusal is logged and counted).
  */
 export function admit(
-  ctx: Pick<EdgeContext, 'metrics'>,
+  ctx: Pick<EdgeContext, 'filters'>,
   runtime: EdgeRuntime,
   request: AdmissionRequest,
 ): Admission | Promise<Admission> {
@@ -55,20 +55,29 @@ export function admit(
       runtime,
       tenant,
       sessionId,
-      ctx.metrics !== undefined ? [ctx.metrics.observerFor(tenant), ctx.metrics.toolObserverFor(tenant)] : [],
+      ctx.filters.observers(tenant),
       headerValue(request.headers, 'user-agent'),
     );
+  /** The filters see every exchange; one not refused yet may be refused by them (a quota). */
+  const decide = (
+    exchange: Exchange,
+    refusal: EdgeHttpError | undefined,
+    untrustedTenantHeader: boolean,
+  ): Admission => {
+    const filtered = ctx.filters.admit(exchange, { untrustedTenantHeader, refused: refusal !== undefined });
+    const answer = refusal ?? filtered;
+    return answer === undefined ? { ok: true, exchange } : { ok: false, exchange, refusal: answer };
+  };
   const early = refusalBeforeTenant(runtime, request);
-  if (early !== undefined) return { ok: false, exchange: begin(runtime.defaultTenant), refusal: early };
+  if (early !== undefined) return decide(begin(runtime.defaultTenant), early, false);
   const admitAs = (decision: TenantDecision): Admission => {
-    if (decision.untrustedHeader) ctx.metrics?.untrustedTenantHeader();
     if (!decision.ok) {
       const refusal = edgeRefusal(401, 'unauthenticated', decision.message, null, {
         'www-authenticate': decision.wwwAuthenticate,
       });
-      return { ok: false, exchange: begin(runtime.defaultTenant), refusal };
+      return decide(begin(runtime.defaultTenant), refusal, decision.untrustedHeader);
     }
-    return { ok: true, exchange: begin(decision.tenant) };
+    return decide(begin(decision.tenant), undefined, decision.untrustedHeader);
   };
   // Synchronous unless a resolver must wait (a JWT's keys): no promise per request for the others.
   const decision = runtime.tenants.resolve(request.headers, request.peer);

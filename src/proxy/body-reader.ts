@@ -4,6 +4,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { edgeFailure, edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
+import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
+import { headerValue, isJson } from '../core/headers.js';
 import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
@@ -12,8 +14,7 @@ import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { type Exchange, holdBounds, judgeContext } from './exchange.js';
-import { EXCHANGE_FAILED, type Guard, guardWith } from './guard.js';
-import { headerValue, isJson } from './headers.js';
+import { endedByEdge } from './local-reply.js';
 
 /** How much of a refused body is read and dropped (never held) so the client sees the 413. */
 const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
@@ -162,9 +163,12 @@ export function readBoundedBody(
   // (or, once it has its answer, its connection closed), never the process's end.
   const guard = guardWith((err) => {
     ctx.log.error({ err }, EXCHANGE_FAILED);
-    if (exchange !== undefined) exchange.outcome = 'edge_failure';
-    if (answered) payload.destroy();
-    else done(new EdgeError(edgeFailure()), undefined);
+    if (!answered) {
+      done(new EdgeError(edgeFailure()), undefined);
+      return;
+    }
+    if (exchange !== undefined) endedByEdge(exchange, 'edge_failure');
+    payload.destroy();
   });
   // Not the MCP endpoint (a 404 follows): the body is not read, let alone forwarded.
   if (exchange === undefined) {
@@ -220,7 +224,6 @@ function judgedBody(
     const bound = exchange.runtime.maxPagesPerListing;
     const page = pageOverBound(session.pages, listing, bound);
     if (page !== undefined) {
-      exchange.outcome = 'pagination_bound';
       return new EdgeError(paginationBoundAnswer(listing.id, listing.method, page, bound));
     }
   }

@@ -4,7 +4,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type EdgeHttpError, edgeFailure } from '../core/errors.js';
-import { EXCHANGE_FAILED, type Guard, guardWith } from './guard.js';
+import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
 
 /** What the relays log; a pino logger is one. */
 export interface RelayLog {
@@ -65,6 +65,11 @@ export class ClientResponse {
    */
   sendWhole(body: Uint8Array | string | readonly (Uint8Array | string)[], status?: number): void {
     this.start(status);
+    // A 204 or 304 has no body, and no Content-Length (RFC 9110 section 8.6).
+    if (this.raw.statusCode === 204 || this.raw.statusCode === 304) {
+      this.raw.end();
+      return;
+    }
     const pieces = typeof body === 'string' || !Array.isArray(body) ? [body as Uint8Array | string] : body;
     let length = 0;
     for (const piece of pieces)
@@ -79,7 +84,10 @@ export class ClientResponse {
     this.raw.end();
   }
 
-  /** Sends an answer of the edge's own in place of the upstream's; upstream headers of another body go. */
+  /**
+   * Writes an answer of the edge's own in place of the upstream's; upstream headers of another body go. Called
+   * by respondLocally (local-reply.ts), which also settles the exchange's outcome, and by fail.
+   */
   sendAnswer(answer: EdgeHttpError): void {
     this.start();
     this.raw.removeHeader('content-type');
@@ -121,11 +129,7 @@ export class ClientResponse {
       }
       // Whatever the failed stage set (the upstream's headers) goes: the answer is the edge's own.
       for (const name of raw.getHeaderNames()) raw.removeHeader(name);
-      const answer = edgeFailure();
-      raw.statusCode = answer.status;
-      for (const name of Object.keys(answer.headers)) raw.setHeader(name, answer.headers[name]!);
-      raw.setHeader('content-length', Buffer.byteLength(answer.body));
-      raw.end(answer.body);
+      this.sendAnswer(edgeFailure());
     } catch (second) {
       this.log.error(
         { err: second },

@@ -12,10 +12,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CorsConfig, EdgeConfig } from '../config/schema.js';
-import { edgeRefusal } from '../core/errors.js';
+import { edgeRefusal, preflightAnswer } from '../core/errors.js';
+import { headerValue } from '../core/headers.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { headerValue } from './headers.js';
 import { hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
+import type { ShellAnswers } from './local-reply.js';
 import { PlainForwardError, plainForward } from './plain-forward.js';
 
 export interface CorsPolicy {
@@ -112,7 +113,13 @@ export interface Cors {
 }
 
 /** Adds the preflight (onRequest) and response (onSend) hooks. Call before the endpoint's own onRequest checks. */
-export function installCors(app: FastifyInstance, config: EdgeConfig, options: CorsOptions): Cors {
+export function installCors(
+  app: FastifyInstance,
+  config: EdgeConfig,
+  shell: ShellAnswers,
+  options: CorsOptions,
+): Cors {
+  const { respond } = shell;
   let current = config;
   let settings = config.server;
   let policy = corsPolicyOf(settings.cors);
@@ -123,36 +130,39 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
   };
 
   /** server.cors unset: the upstream's MCP endpoint answers the preflight, as it would without the edge. */
-  async function forwardPreflight(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    // A stdio upstream has no HTTP endpoint to ask: without server.cors, no origin is granted.
-    if (config.upstream.url === undefined) return reply.code(204).send();
-    const target = new URL(config.upstream.url);
+  async function forwardPreflight(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // An upstream that is no HTTP origin (stdio) has no endpoint to ask: without server.cors, no origin is granted.
+    const origin = shell.upstream.httpEndpoint;
+    if (origin === undefined) {
+      respond(reply, preflightAnswer({}));
+      return;
+    }
+    const target = new URL(origin.href);
     target.search = queryOf(request.raw.url);
     try {
-      const answer = await plainForward(config, target, {
+      const forwarded = await plainForward(config, target, {
         method: 'OPTIONS',
         headers: request.headers,
         credentials: false,
         withheld: [],
       });
-      return reply.code(answer.status).headers(answer.headers).send(answer.body);
+      reply.code(forwarded.status).headers(forwarded.headers).send(forwarded.body);
     } catch (err) {
       // Anything else is the edge's own failure: Fastify's error handler answers and logs it.
       if (!(err instanceof PlainForwardError)) throw err;
       const detail = err.message;
       const kind = err.kind === 'timeout' ? 'timeout' : 'unreachable';
       request.log.warn({ http: 'OPTIONS', err: detail }, 'preflight pass-through failed');
-      const answer = upstreamFailureAnswer(current, kind, null, detail);
-      return reply.code(answer.status).headers(answer.headers).send(answer.body);
+      respond(
+        reply,
+        upstreamFailureAnswer({ config: current, upstream: shell.upstream }, kind, null, detail),
+      );
     }
   }
 
-  async function answerPreflight(
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): Promise<FastifyReply | undefined> {
+  async function answerPreflight(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const refusal = hostOriginRefusal(settings, request.headers);
-    if (refusal !== undefined) return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+    if (refusal !== undefined) return respond(reply, refusal);
     if (policy === undefined) {
       // The upstream answers a preflight of the MCP endpoint; the OAuth routes pass theirs on themselves.
       if (pathOf(request.raw.url) === listenPath) return forwardPreflight(request, reply);
@@ -165,14 +175,14 @@ export function installCors(app: FastifyInstance, config: EdgeConfig, options: C
         'forbidden_origin',
         `Origin "${origin ?? ''}" is not granted CORS by this mcp-edge (server.cors.allowedOrigins)`,
       );
-      return reply.code(answer.status).headers(answer.headers).send(answer.body);
+      return respond(reply, answer);
     }
     const headers = preflightHeaders(
       policy,
       origin,
       headerValue(request.headers, 'access-control-request-headers'),
     );
-    return reply.code(204).headers(headers).send();
+    respond(reply, preflightAnswer(headers));
   }
 
   // A callback hook: most requests are not preflights, and an async hook costs a promise per request.

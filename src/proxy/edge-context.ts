@@ -1,13 +1,13 @@
-// What the stages of the shell share: the config it started with, the logger and metrics, the session
+// What the stages of the shell share: the config it started with, the logger and the filters, the session
 // store, and the streams being relayed (so shutdown can end them). Built once per edge server.
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import type { SessionStore } from '../inspect/session-store.js';
-import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { Exchange } from './exchange.js';
+import type { FilterChain } from './filters/exchange-filter.js';
 import type { SilenceWatch } from './silence-watch.js';
 
 declare module 'fastify' {
@@ -29,7 +29,8 @@ export interface RelayedStream {
 export interface EdgeContext {
   config: EdgeConfig;
   log: Logger;
-  metrics: EdgeMetrics | undefined;
+  /** What follows exchanges: metrics, the log line (filters/). */
+  filters: FilterChain;
   sessions: SessionStore;
   streams: Set<RelayedStream>;
   upstream: Upstream;

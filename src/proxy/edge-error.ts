@@ -1,40 +1,26 @@
-// The one path for answers the edge makes itself: an EdgeError thrown anywhere in a request's handling
-// reaches Fastify's error handler, which sends it through sendEdgeError.
-import type { FastifyReply } from 'fastify';
+// An answer of the edge's own that a stage cannot send where it is (an onRequest hook, the body parser) is
+// thrown as an EdgeError; Fastify's error handler hands it to respondLocally (local-reply.ts).
 import type { EdgeConfig } from '../config/schema.js';
 import { type EdgeHttpError, type UpstreamFailureKind, upstreamFailure } from '../core/errors.js';
 import type { JsonRpcId } from '../core/types.js';
-import { stdioProgramName } from '../upstream/stdio-command.js';
+import type { Upstream } from '../upstream/upstream.js';
 
-/** An error the edge answers itself, carried through Fastify's error path to sendEdgeError. */
+/** An error the edge answers itself, carried through Fastify's error path to respondLocally. */
 export class EdgeError extends Error {
   constructor(readonly answer: EdgeHttpError) {
     super(answer.body);
   }
 }
 
-/** Sends an answer of the edge's own; an exchange that has no outcome yet was refused. */
-export function sendEdgeError(reply: FastifyReply, answer: EdgeHttpError): FastifyReply {
-  const exchange = reply.request.edge;
-  if (exchange !== undefined) exchange.outcome ??= 'refused';
-  return reply.code(answer.status).headers(answer.headers).send(answer.body);
-}
-
-/** The 502/504 answer for an upstream failure: the detail goes with it only when the operator enabled that. */
+/** The 502/503/504 answer for an upstream failure: the detail goes with it only when the operator enabled that. */
 export function upstreamFailureAnswer(
-  config: EdgeConfig,
+  ctx: { config: EdgeConfig; upstream: Pick<Upstream, 'publicName'> },
   kind: UpstreamFailureKind,
   id: JsonRpcId,
   detail: string,
 ): EdgeHttpError {
-  const diagnostic = config.server.exposeUpstreamErrors
-    ? { detail, upstream: upstreamNameOf(config) }
+  const diagnostic = ctx.config.server.exposeUpstreamErrors
+    ? { detail, upstream: ctx.upstream.publicName }
     : undefined;
   return upstreamFailure(kind, id, diagnostic);
-}
-
-/** The upstream as an operator would name it in an answer: the URL's origin, or the stdio command's program. */
-function upstreamNameOf(config: EdgeConfig): string {
-  if (config.upstream.url !== undefined) return new URL(config.upstream.url).origin;
-  return `stdio:${stdioProgramName(config.upstream.stdio?.command[0] ?? '')}`;
 }

@@ -1,6 +1,6 @@
 // The Fastify shell: wires the stages together. Admission decides which requests become exchanges, the
 // body reader reads them within their ceilings, an Upstream (src/upstream) carries them, the response relay
-// transforms answers, every answer of the edge's own goes through sendEdgeError, and each exchange ends
+// transforms answers, every answer of the edge's own goes through respondLocally, and each exchange ends
 // with exactly one log line and one count (recordExchangeEnd).
 import type { Readable } from 'node:stream';
 import Fastify, {
@@ -12,7 +12,9 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
-import { edgeFailure, edgeRefusal } from '../core/errors.js';
+import { type EdgeHttpError, edgeFailure, edgeRefusal } from '../core/errors.js';
+import { asError, EXCHANGE_FAILED, guardWith } from '../core/guard.js';
+import { headerValue } from '../core/headers.js';
 import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import { upstreamOf } from '../upstream/select.js';
@@ -23,12 +25,12 @@ import { ClientResponse } from './client-response.js';
 import { trackConnections } from './connections.js';
 import { installCors } from './cors.js';
 import { type EdgeContext, exchangeOf, type RelayedStream } from './edge-context.js';
-import { EdgeError, sendEdgeError } from './edge-error.js';
-import { runtimeOf } from './exchange.js';
+import { EdgeError } from './edge-error.js';
+import { runtimeOf, upstreamView } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
+import { filterChainOf } from './filters/chosen.js';
 import { getAnsweredByEdge } from './get-streams.js';
-import { asError, EXCHANGE_FAILED, guardWith } from './guard.js';
-import { headerValue } from './headers.js';
+import { endedByEdge, replyWriter, respondLocally } from './local-reply.js';
 import { relayResponse, upstreamFailed } from './response-relay.js';
 import { SilenceWatch } from './silence-watch.js';
 import { registerOAuthRoutes } from './well-known.js';
@@ -58,7 +60,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   const ctx: EdgeContext = {
     config,
     log,
-    metrics: options.metrics,
+    filters: filterChainOf(config, options.metrics),
     sessions: new SessionStore(),
     streams,
     upstream,
@@ -100,27 +102,30 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     done();
   });
 
+  /** The one way the shell answers a request itself (local-reply.ts). */
+  const respond = (reply: FastifyReply, answer: EdgeHttpError): void =>
+    respondLocally(reply.request.edge, replyWriter(reply), answer);
+
   app.setErrorHandler((error: unknown, request, reply) => {
-    if (error instanceof EdgeError) return sendEdgeError(reply, error.answer);
+    if (error instanceof EdgeError) return respond(reply, error.answer);
     const statusCode = (error as { statusCode?: unknown }).statusCode;
     const status = typeof statusCode === 'number' && statusCode >= 400 && statusCode < 600 ? statusCode : 500;
     // A client's mistake is its answer and an info line; only the edge's own failure is an error, and what
     // it was stays in the log (the same line and answer as ClientResponse.fail).
     if (status >= 500) {
       request.log.error({ err: error }, EXCHANGE_FAILED);
-      if (request.edge !== undefined) request.edge.outcome = 'edge_failure';
-      return sendEdgeError(reply, edgeFailure());
+      return respond(reply, edgeFailure());
     }
     request.log.info({ err: error instanceof Error ? error.message : String(error) }, 'request refused');
     const message = error instanceof Error ? error.message : String(error);
-    return sendEdgeError(
+    return respond(
       reply,
       edgeRefusal(status, 'invalid_request', `mcp-edge could not handle the request: ${message}`),
     );
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendEdgeError(
+    respond(
       reply,
       edgeRefusal(
         404,
@@ -139,8 +144,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   // OAuth discovery and pass-through routes (well-known.ts), CORS (cors.ts): before the endpoint's own checks.
   // The pass-through paths withhold the edge's own credentials by the same rule as the MCP endpoint.
-  const oauth = await registerOAuthRoutes(app, config, () => runtime.tenants);
-  const cors = installCors(app, config, oauth);
+  const oauth = await registerOAuthRoutes(app, config, { upstream, respond }, () => runtime.tenants);
+  const cors = installCors(app, config, { upstream, respond }, oauth);
 
   // Everything but POST, GET and DELETE on the MCP endpoint is refused in onRequest, before any body is read.
   app.route({
@@ -201,7 +206,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     reply.raw.once(
       'close',
       afterClose(request)(() => {
-        if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.metrics);
+        if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.filters);
       }),
     );
     const admission = admit(ctx, runtime, {
@@ -253,7 +258,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       },
       answeredElsewhere: () => reply.sent,
       onFailure: () => {
-        if (request.edge !== undefined) request.edge.outcome = 'edge_failure';
+        if (request.edge !== undefined) endedByEdge(request.edge, 'edge_failure');
         // The edge answers on the raw response from here; Fastify must not send too.
         reply.hijack();
         release?.();
@@ -261,6 +266,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     });
   // Everything an upstream hands the shell runs in its callbacks, outside Fastify's try/catch: guarded.
   await upstream.register(app, {
+    exchange: (request) => upstreamView(exchangeOf(request)),
     deliver: (request, reply, response) => {
       const client = clientOf(request, reply, () => response.stream.destroy());
       client.guard(() => relayResponse(ctx, exchangeOf(request), client, response))();
@@ -269,8 +275,9 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       const client = clientOf(reply.request, reply);
       client.guard(() => upstreamFailed(ctx, reply.request.edge, client, kind, detail))();
     },
+    respond,
     guard: (reply, release) => guardWith((err) => clientOf(reply.request, reply, release).fail(err)),
-    undelivered: (tenant, reason) => ctx.metrics?.undelivered(tenant, reason),
+    undelivered: (tenant, reason) => ctx.filters.undelivered(tenant, reason),
   });
 
   return {
@@ -288,10 +295,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       for (const stream of streams)
         if (stream.longLived) stream.finish('mcp-edge is shutting down', 'shutdown');
       for (const reply of waitingGets) {
-        if (!reply.sent && !reply.raw.headersSent) {
-          if (reply.request.edge !== undefined) reply.request.edge.outcome = 'shutdown';
-          sendEdgeError(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
-        }
+        if (!reply.sent && !reply.raw.headersSent)
+          respond(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
       }
       const timer = setTimeout(() => {
         for (const stream of streams)

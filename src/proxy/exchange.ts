@@ -1,6 +1,5 @@
 // One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
 // and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
-import type { IncomingHttpHeaders } from 'node:http';
 import { limitPolicyOf } from '../config/load.js';
 import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
@@ -14,7 +13,7 @@ import { PendingRequests } from '../inspect/pending-requests.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import { TenantResolver } from '../tenancy/tenant-resolver.js';
 import { TrustedProxies } from '../tenancy/trusted-peers.js';
-import type { UpstreamRequestHeaderOptions } from './headers.js';
+import type { UpstreamExchange } from '../upstream/upstream.js';
 
 /** Everything a reload may change, swapped whole: an exchange keeps the runtime it started with. */
 export interface EdgeRuntime {
@@ -220,17 +219,25 @@ export function subjectsWaiting(exchange: Exchange): MessageSubject[] {
 }
 
 /**
- * How this exchange's request crosses to the upstream: whether the peer's forwarding headers are believed,
- * and which identity headers stop at the edge or carry the resolved tenant (see TenantResolver.upstreamIdentity).
+ * The exchange as an upstream sees it (src/upstream/upstream.ts): its tenant, session and request ids, the
+ * hold bound, and how its request crosses to the upstream: whether the peer's forwarding headers are believed,
+ * and which identity headers stop at the edge or carry the resolved tenant (TenantResolver.upstreamIdentity).
  */
-export function upstreamCrossing(
-  exchange: Exchange,
-  clientHeaders: IncomingHttpHeaders,
-  peer: string | undefined,
-): Pick<UpstreamRequestHeaderOptions, 'trustedPeer' | 'drop' | 'set'> {
+export function upstreamView(exchange: Exchange): UpstreamExchange {
   const runtime = exchange.runtime;
   return {
-    trustedPeer: runtime.trustedProxies.trusts(peer),
-    ...runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant),
+    tenant: exchange.tenant,
+    sessionId: exchange.sessionId,
+    enforced: exchange.mode === 'enforce',
+    requestIds: exchange.waiting,
+    initializes: exchange.waiting.some((id) => exchange.pending.peek(id)?.method === 'initialize'),
+    responseHoldBytes: holdBounds(runtime, exchange.tenant).response,
+    crossing: (clientHeaders, peer) => ({
+      trustedPeer: runtime.trustedProxies.trusts(peer),
+      ...runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant),
+    }),
+    sent: () => {
+      exchange.upstreamSentAt ??= process.hrtime.bigint();
+    },
   };
 }

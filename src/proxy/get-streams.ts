@@ -6,11 +6,11 @@
 // stream (it counts only results as answers), and that stream has nothing left to carry.
 import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, getStreamRefusal, STREAM_COMPLETE_ANSWER } from '../core/errors.js';
+import { headerValue } from '../core/headers.js';
 import { getStreamsFull, openGetStream, type SessionState } from '../inspect/session-store.js';
 import type { RelayLog } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import type { Exchange } from './exchange.js';
-import { headerValue } from './headers.js';
 
 type GetStreamContext = Pick<EdgeContext, 'sessions'>;
 
@@ -38,7 +38,6 @@ export function getAnsweredByEdge(
   if (session === undefined) return undefined;
   const lastEventId = headerValue(headers, 'last-event-id');
   if (lastEventId !== undefined && session.answered.replacedEvent(lastEventId)?.endedItsStream === true) {
-    exchange.outcome = 'stream_complete';
     return STREAM_COMPLETE_ANSWER;
   }
   const max = exchange.runtime.maxGetStreamsPerSession;

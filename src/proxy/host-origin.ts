@@ -2,7 +2,7 @@
 // what mcp-edge serves beside it (OAuth discovery and pass-through, CORS preflights).
 import type { IncomingHttpHeaders } from 'node:http';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
-import { headerValue } from './headers.js';
+import { headerValue } from '../core/headers.js';
 
 /** host[:port] as RFC 9110 section 7.2 has it: a name (labels; `_` too, as container names carry), or an IP literal. */
 const HOST_PATTERN = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;

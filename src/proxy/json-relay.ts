@@ -8,6 +8,7 @@ import type { ClientResponse } from './client-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
+import { respondLocally } from './local-reply.js';
 
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
 class StalledBodyError extends Error {
@@ -101,10 +102,13 @@ export function relayJson(
       if (client.closed) return;
       const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
       const stalled = err instanceof StalledBodyError;
-      exchange.outcome = stalled ? 'upstream_timeout' : 'upstream_body_failed';
       const detail = stalled ? err.message : `the response body broke off: ${err.message}`;
       client.log.warn({ tenant: exchange.tenant, detail }, 'upstream JSON body failed');
-      client.sendAnswer(upstreamFailureAnswer(ctx.config, stalled ? 'timeout' : 'failed', id, detail));
+      respondLocally(
+        exchange,
+        client,
+        upstreamFailureAnswer(ctx, stalled ? 'timeout' : 'failed', id, detail),
+      );
     }),
   );
 }

@@ -11,8 +11,8 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { EdgeConfig } from '../config/schema.js';
-import { guardWith } from './guard.js';
-import { HOP_BY_HOP } from './headers.js';
+import { guardWith } from '../core/guard.js';
+import { HOP_BY_HOP } from '../core/headers.js';
 
 /** Largest answer read from the upstream on these paths (metadata, a token, a login page). */
 export const PLAIN_MAX_RESPONSE_BYTES = 1024 * 1024;

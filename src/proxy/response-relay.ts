@@ -5,15 +5,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { UpstreamFailureKind } from '../core/errors.js';
-import type { Outcome } from '../core/outcome.js';
+import { contentCoding, headerValue, isEventStream, isJson } from '../core/headers.js';
 import type { UpstreamResponse } from '../upstream/upstream.js';
 import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { acceptedBySession, type Exchange } from './exchange.js';
 import { takeGetStreamSlot } from './get-streams.js';
-import { contentCoding, headerValue, isEventStream, isJson } from './headers.js';
 import { relayJson } from './json-relay.js';
+import { respondLocally } from './local-reply.js';
 import { relaySse } from './sse-relay.js';
 
 function decodedStream(res: UpstreamResponse): Readable {
@@ -55,7 +55,7 @@ export function relayResponse(
   exchange.upstreamStatus = res.statusCode;
   if (exchange.upstreamSentAt !== undefined) {
     const seconds = Number(process.hrtime.bigint() - exchange.upstreamSentAt) / 1e9;
-    ctx.metrics?.upstreamResponded({ tenant: exchange.tenant, status: res.statusCode, seconds });
+    ctx.filters.upstreamAnswered(exchange, res.statusCode, seconds);
   }
   noteSession(ctx, client.method, exchange, res);
   const contentType = res.headers['content-type'];
@@ -73,8 +73,7 @@ export function relayResponse(
     if (typeof slot !== 'function') {
       // The session filled while this GET went upstream (or was not known then): its stream is let go.
       res.stream.destroy();
-      exchange.outcome = 'refused';
-      client.sendAnswer(slot);
+      respondLocally(exchange, client, slot);
       return;
     }
     releaseSlot = slot;
@@ -83,12 +82,6 @@ export function relayResponse(
 }
 
 type SinkFailure = Exclude<UpstreamFailureKind, 'failed'>;
-
-const FAILURE_OUTCOMES: Record<SinkFailure, Outcome> = {
-  timeout: 'upstream_timeout',
-  unreachable: 'upstream_unreachable',
-  capacity: 'upstream_capacity',
-};
 
 const FAILURE_LOG_LINES: Record<SinkFailure, string> = {
   timeout: 'upstream did not answer in time',
@@ -107,10 +100,9 @@ export function upstreamFailed(
   // The client left (the proxy then aborts the upstream request): there is no one to answer.
   if (client.closed) return;
   const id = exchange?.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
-  if (exchange !== undefined) exchange.outcome = FAILURE_OUTCOMES[kind];
   client.log.warn(
     { tenant: exchange?.tenant, upstream: ctx.upstream.label, detail },
     FAILURE_LOG_LINES[kind],
   );
-  client.sendAnswer(upstreamFailureAnswer(ctx.config, kind, id, detail));
+  respondLocally(exchange, client, upstreamFailureAnswer(ctx, kind, id, detail));
 }

@@ -9,6 +9,7 @@ import { SseResponseInspector } from '../inspect/sse-response.js';
 import { type ClientResponse, CoalescedWriter } from './client-response.js';
 import { answerUpstream, type EdgeContext, type RelayedStream } from './edge-context.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
+import { endedByEdge } from './local-reply.js';
 
 /** Why a stream the edge itself ended has left requests unanswered, as the client is told. */
 const ENDED_WITHOUT_ANSWER = 'the MCP server ended the stream without answering';
@@ -21,7 +22,7 @@ function isAbort(err: Error): boolean {
 
 export type SseRelayContext = Pick<
   EdgeContext,
-  'config' | 'metrics' | 'sessions' | 'streams' | 'upstream' | 'answerSilence'
+  'config' | 'filters' | 'sessions' | 'streams' | 'upstream' | 'answerSilence'
 >;
 
 export function relaySse(
@@ -32,12 +33,12 @@ export function relaySse(
   /** A GET stream's slot in its session (server.maxGetStreamsPerSession), let go with the stream. */
   releaseSlot?: () => void,
 ): void {
-  const { metrics } = ctx;
   const raw = client.raw;
   // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
   const guard = client.guard;
   const longLived = client.method === 'GET';
-  const onEvent = metrics !== undefined ? () => metrics.sseEvent(exchange.tenant) : undefined;
+  const streamEvent = ctx.filters.streamEvent;
+  const onEvent = streamEvent !== undefined ? () => streamEvent(exchange) : undefined;
   const inspector = new SseResponseInspector(
     judgeContext(exchange, 'response', ctx.sessions),
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
@@ -78,7 +79,7 @@ export function relaySse(
     if (stopped) return;
     stopped = true;
     disarmStall();
-    if (outcome !== undefined) exchange.outcome ??= outcome;
+    if (outcome !== undefined) endedByEdge(exchange, outcome);
     lostDetail = detail;
     source.destroy();
     finish();
@@ -131,14 +132,14 @@ export function relaySse(
     finish: guard((detail: string, outcome: 'shutdown') => stop(detail, outcome)),
   };
   ctx.streams.add(stream);
-  const streamClosed = metrics?.sseStreamOpened(exchange.tenant);
+  const streamClosed = ctx.filters.streamOpened(exchange);
   let released = false;
   function release(): void {
     if (released) return;
     released = true;
     disarmStall();
     ctx.streams.delete(stream);
-    streamClosed?.();
+    streamClosed();
     releaseSlot?.();
   }
   // However the response ends, the stream is let go with it (a client that left reads nothing more).

@@ -25,11 +25,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
+import { headerValue } from '../core/headers.js';
 import { nestingDepth } from '../core/json-scan.js';
 import type { TenantResolver } from '../tenancy/tenant-resolver.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { headerValue } from './headers.js';
 import { hostOriginRefusal, parseHost, pathOf, queryOf } from './host-origin.js';
+import type { ShellAnswers } from './local-reply.js';
 import { type PlainAnswer, PlainForwardError, plainForward } from './plain-forward.js';
 
 export const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
@@ -165,15 +166,17 @@ export interface OAuthRoutes {
 export async function registerOAuthRoutes(
   app: FastifyInstance,
   config: EdgeConfig,
+  shell: ShellAnswers,
   /** The running tenancy: which of a request's headers are the edge's own (upstreamIdentity). */
   tenants: () => TenantResolver,
 ): Promise<OAuthRoutes> {
   let current = config;
   const { discovery, paths } = config.upstream.oauth;
   const listenPath = config.listen.path;
-  // A stdio upstream has no HTTP origin to pass OAuth documents or endpoints through to.
-  if (config.upstream.url === undefined) return { serves: () => false, replace() {}, decorateResponse() {} };
-  const upstream = new URL(config.upstream.url);
+  // An upstream that is no HTTP server (stdio) has no origin to pass OAuth documents or endpoints through to.
+  const endpoint = shell.upstream.httpEndpoint;
+  if (endpoint === undefined) return { serves: () => false, replace() {}, decorateResponse() {} };
+  const upstream: URL = endpoint;
   const serves = (path: string) =>
     (discovery && isDiscoveryPath(path)) || paths.some((prefix) => within(path, prefix));
 
@@ -186,8 +189,10 @@ export async function registerOAuthRoutes(
       onSend(request, reply, undefined);
     },
   };
-  const send = (reply: FastifyReply, answer: EdgeHttpError) =>
-    reply.code(answer.status).headers(answer.headers).send(answer.body);
+  const send = (reply: FastifyReply, answer: EdgeHttpError) => {
+    shell.respond(reply, answer);
+    return reply;
+  };
 
   // Synchronous (a callback hook): an async onSend would let a relayed stream flow before Fastify pipes it.
   const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown => {
@@ -239,9 +244,9 @@ export async function registerOAuthRoutes(
         edgeRefusal(400, 'invalid_request', 'mcp-edge cannot name its public URL: set server.publicUrl'),
       );
     }
-    let answer: PlainAnswer;
+    let forwarded: PlainAnswer;
     try {
-      answer = await plainForward(settings, target, {
+      forwarded = await plainForward(settings, target, {
         method: request.method,
         headers: request.headers,
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
@@ -262,35 +267,38 @@ export async function registerOAuthRoutes(
       return send(
         reply,
         upstreamFailureAnswer(
-          settings,
+          { config: settings, upstream: shell.upstream },
           failure.kind === 'timeout' ? 'timeout' : failure.kind === 'too_large' ? 'failed' : 'unreachable',
           null,
           failure.message,
         ),
       );
     }
-    let body = answer.body;
-    if (isResourceMetadata && origin !== undefined && answer.status === 200) {
+    let body = forwarded.body;
+    if (isResourceMetadata && origin !== undefined && forwarded.status === 200) {
       try {
         body = rewriteResourceMetadata(body, resourceUrl(origin, listenPath)) ?? body;
       } catch (err) {
         if (!(err instanceof MetadataTooDeepError)) throw err;
         // Passed on unrewritten, it would name the upstream as the resource: the client gets a clear 502.
         request.log.warn({ http: request.method, path, err: err.message }, 'oauth pass-through refused');
-        return send(reply, upstreamFailureAnswer(settings, 'failed', null, err.message));
+        return send(
+          reply,
+          upstreamFailureAnswer({ config: settings, upstream: shell.upstream }, 'failed', null, err.message),
+        );
       }
     }
     request.log.info(
       {
         http: request.method,
         path,
-        status: answer.status,
-        rewritten: body !== answer.body || undefined,
+        status: forwarded.status,
+        rewritten: body !== forwarded.body || undefined,
         durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10,
       },
       'oauth pass-through',
     );
-    return reply.code(answer.status).headers(answer.headers).send(body);
+    return reply.code(forwarded.status).headers(forwarded.headers).send(body);
   }
 
   await app.register(async (scope) => {

@@ -15,11 +15,6 @@ import type { Logger } from 'pino';
 import { type Dispatcher, Pool } from 'undici';
 import type { EdgeConfig } from '../config/schema.js';
 import { getStreamRefusal } from '../core/errors.js';
-import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
-import { FORWARDED_METHODS } from '../proxy/admission.js';
-import { exchangeOf } from '../proxy/edge-context.js';
-import { sendEdgeError } from '../proxy/edge-error.js';
-import { upstreamCrossing } from '../proxy/exchange.js';
 import {
   clientResponseHeaders,
   contentCoding,
@@ -27,9 +22,16 @@ import {
   isEventStream,
   isJson,
   upstreamRequestHeaders,
-} from '../proxy/headers.js';
+} from '../core/headers.js';
+import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { CallSlots, type Release, StreamSlots } from './connection-slots.js';
-import type { Upstream, UpstreamResponse, UpstreamSink } from './upstream.js';
+import {
+  FORWARDED_METHODS,
+  type Upstream,
+  type UpstreamExchange,
+  type UpstreamResponse,
+  type UpstreamSink,
+} from './upstream.js';
 
 /** Errors of a request written to a connection the upstream had already closed. */
 const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
@@ -57,6 +59,8 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   const plainUrl = withoutCredentials(url);
   return {
     label: redactUrl(url),
+    publicName: upstream.origin,
+    httpEndpoint: upstream,
     register: (app, sink) => registerProxy(app, sink, config, upstream, upstreamAuthorization, log),
     send(sessionId, message) {
       const headers: Record<string, string> = {
@@ -80,6 +84,7 @@ function requestHeadersFor(
   config: EdgeConfig,
   upstream: URL,
   upstreamAuthorization: string | undefined,
+  exchange: UpstreamExchange,
   request: FastifyRequest,
   headers: IncomingHttpHeaders,
 ): IncomingHttpHeaders {
@@ -90,7 +95,7 @@ function requestHeadersFor(
     clientAddress: peer ?? '',
     clientProtocol: 'http',
     authorization: upstreamAuthorization,
-    ...upstreamCrossing(exchangeOf(request), request.headers, peer),
+    ...exchange.crossing(request.headers, peer),
   }) as IncomingHttpHeaders;
 }
 
@@ -158,12 +163,12 @@ async function registerProxy(
       send(slot);
       return;
     }
-    const { tenant, sessionId } = exchangeOf(request);
+    const { tenant, sessionId } = sink.exchange(request);
     log.warn(
       { tenant, session: sessionId, maxStreamConnections },
       'no room for another GET stream; answered 405',
     );
-    sendEdgeError(reply, getStreamRefusal('total', maxStreamConnections));
+    sink.respond(reply, getStreamRefusal('total', maxStreamConnections));
   };
 
   /**
@@ -172,13 +177,21 @@ async function registerProxy(
    */
   const post = (request: FastifyRequest, reply: FastifyReply) => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const headers = requestHeadersFor(config, upstream, upstreamAuthorization, request, request.headers);
+    const exchange = sink.exchange(request);
+    const headers = requestHeadersFor(
+      config,
+      upstream,
+      upstreamAuthorization,
+      exchange,
+      request,
+      request.headers,
+    );
     headers['content-length'] = String(body.length);
     headers['content-type'] ??= 'application/json';
     const url = request.raw.url ?? '';
     const query = url.indexOf('?');
     withCallSlot(reply, (release) => {
-      exchangeOf(request).upstreamSentAt = process.hrtime.bigint();
+      exchange.sent();
       // undici rethrows what its callback throws, where nothing catches it: the exchange's guard takes it, and
       // lets go of an answer's body that no one will read.
       let answer: Readable | undefined;
@@ -240,7 +253,7 @@ async function registerProxy(
       // still waiting for headers ends when they come, or at upstream.timeouts.headers).
       const send = (release: Release) => {
         reply.raw.once('close', release);
-        exchangeOf(request as FastifyRequest).upstreamSentAt = process.hrtime.bigint();
+        sink.exchange(request as FastifyRequest).sent();
         reply.from(dest, replyOptions);
       };
       if (request.method === 'GET') withStreamSlot(request as FastifyRequest, reply as FastifyReply, send);
@@ -254,6 +267,7 @@ async function registerProxy(
           config,
           upstream,
           upstreamAuthorization,
+          sink.exchange(request as FastifyRequest),
           request as FastifyRequest,
           headers as IncomingHttpHeaders,
         ),

@@ -10,20 +10,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
 import { edgeRefusal, idInUseRefusal, type ProcessBound, processLimitRefusal } from '../core/errors.js';
+import { acceptsEventStream, clientResponseHeaders, headerValue } from '../core/headers.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
 import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
 import { idKey } from '../inspect/pending-requests.js';
-import { exchangeOf } from '../proxy/edge-context.js';
-import { sendEdgeError } from '../proxy/edge-error.js';
-import { type Exchange, holdBounds } from '../proxy/exchange.js';
-import { acceptsEventStream, clientResponseHeaders, headerValue } from '../proxy/headers.js';
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
 import { groupGuard } from './stdio-group-guard.js';
-import type { Upstream, UpstreamSink } from './upstream.js';
+import type { Upstream, UpstreamExchange, UpstreamSink } from './upstream.js';
 
 /** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
 const UNBOUNDED_HOLD_BYTES = 16 * 1024 * 1024;
@@ -82,8 +79,12 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   let closing = false;
   let sweep: NodeJS.Timeout | undefined;
 
-  function spawnChild(exchange: Exchange, sessionId: string | undefined, sink: UpstreamSink): StdioChild {
-    const hold = holdBounds(exchange.runtime, exchange.tenant).response ?? UNBOUNDED_HOLD_BYTES;
+  function spawnChild(
+    exchange: UpstreamExchange,
+    sessionId: string | undefined,
+    sink: UpstreamSink,
+  ): StdioChild {
+    const hold = exchange.responseHoldBytes ?? UNBOUNDED_HOLD_BYTES;
     const child = new StdioChild({
       spec,
       env,
@@ -155,6 +156,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
 
   const upstream: StdioUpstream = {
     label: `stdio:${program}`,
+    publicName: `stdio:${program}`,
     async register(app, sink) {
       app.route({
         method: ['POST', 'GET', 'DELETE'],
@@ -201,15 +203,14 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     headers: Record<string, string>,
     stream: Readable,
   ): void {
-    const exchange = exchangeOf(request);
-    exchange.upstreamSentAt ??= process.hrtime.bigint();
+    sink.exchange(request).sent();
     const clientHeaders = clientResponseHeaders(headers, true, false) as Record<string, string>;
     reply.code(statusCode).headers(clientHeaders);
     sink.deliver(request, reply, { statusCode, headers: clientHeaders, stream });
   }
 
-  function notFound(reply: FastifyReply, sessionId: string): void {
-    sendEdgeError(
+  function notFound(sink: UpstreamSink, reply: FastifyReply, sessionId: string): void {
+    sink.respond(
       reply,
       edgeRefusal(
         404,
@@ -223,7 +224,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   function childFor(
     reply: FastifyReply,
     sink: UpstreamSink,
-    exchange: Exchange,
+    exchange: UpstreamExchange,
     sessionId: string | undefined,
     initialize: boolean,
   ): StdioChild | undefined {
@@ -231,7 +232,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       const session = sessions.get(sessionId);
       // A session belongs to the tenant that opened it: another tenant never reaches its child.
       if (session === undefined || session.tenant !== exchange.tenant || !session.child.alive) {
-        notFound(reply, sessionId);
+        notFound(sink, reply, sessionId);
         return undefined;
       }
       return session.child;
@@ -239,28 +240,29 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     const pooled = initialize ? undefined : pools.get(exchange.tenant);
     if (pooled?.alive) return pooled;
     if (closing) {
-      sendEdgeError(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
+      sink.respond(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
       return undefined;
     }
     const bound = boundReached(exchange.tenant);
     if (bound !== undefined) {
-      const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
+      const ids = exchange.requestIds;
+      const id = ids.length === 1 ? (ids[0] ?? null) : null;
       log.warn(
         { tenant: exchange.tenant, program, bound: `upstream.stdio.${bound.key}`, limit: bound.limit },
         'stdio: no room for another MCP server process',
       );
-      sendEdgeError(reply, processLimitRefusal(id, bound));
+      sink.respond(reply, processLimitRefusal(id, bound));
       return undefined;
     }
     return spawnChild(exchange, initialize ? randomUUID() : undefined, sink);
   }
 
   function handle(request: FastifyRequest, reply: FastifyReply, sink: UpstreamSink): void {
-    const exchange = exchangeOf(request);
+    const exchange = sink.exchange(request);
     const sessionId = headerValue(request.headers, 'mcp-session-id');
     if (request.method === 'GET' || request.method === 'DELETE') {
       if (sessionId === undefined) {
-        sendEdgeError(
+        sink.respond(
           reply,
           edgeRefusal(
             405,
@@ -291,7 +293,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         ),
       );
       if (!opened) {
-        sendEdgeError(
+        sink.respond(
           reply,
           edgeRefusal(409, 'invalid_request', 'Conflict: this session has a GET stream open already'),
         );
@@ -301,17 +303,17 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const split = splitTopLevel(body);
     if (!split.ok) {
-      sendEdgeError(
+      sink.respond(
         reply,
         edgeRefusal(400, 'invalid_request', `The request body is not JSON-RPC: ${split.error}`),
       );
       return;
     }
-    const ids = exchange.waiting;
-    const initialize = ids.some((id) => exchange.pending.peek(id)?.method === 'initialize');
+    const ids = exchange.requestIds;
+    const initialize = exchange.initializes;
     const routing = bodyRouting(body);
     if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancelled.length > 0)) {
-      refuseUnattributable(reply, exchange, routing);
+      refuseUnattributable(sink, reply, exchange, routing);
       return;
     }
     const child = childFor(reply, sink, exchange, sessionId, initialize);
@@ -324,9 +326,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       sink.fail(reply, 'timeout', `the MCP server (${program}) is not reading its input`);
       return;
     }
-    child.setHoldBytes(holdBounds(exchange.runtime, exchange.tenant).response ?? UNBOUNDED_HOLD_BYTES);
+    child.setHoldBytes(exchange.responseHoldBytes ?? UNBOUNDED_HOLD_BYTES);
     const lines = bodyAsLines(body, split.spans);
-    exchange.upstreamSentAt = process.hrtime.bigint();
+    exchange.sent();
     const answerHeaders: Record<string, string> =
       sessionId !== undefined ? { 'mcp-session-id': sessionId } : {};
     if (ids.length === 0) {
@@ -359,7 +361,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     sink: UpstreamSink,
     request: FastifyRequest,
     reply: FastifyReply,
-    exchange: Exchange,
+    exchange: UpstreamExchange,
     ids: readonly JsonRpcId[],
     routing: BodyRouting,
   ): StdioCall {
@@ -370,7 +372,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       mayAnswerJson:
         ids.length === 1 &&
         (spec.jsonResponse || !acceptsEventStream(headerValue(request.headers, 'accept'))),
-      enforce: exchange.mode === 'enforce',
+      enforce: exchange.enforced,
       open: (statusCode, headers, stream: PassThrough) =>
         deliver(sink, request, reply, statusCode, headers, stream),
       fail: (kind, detail) => {
@@ -378,7 +380,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       },
       refuse: (detail) => {
         if (!reply.sent && !reply.raw.destroyed)
-          sendEdgeError(reply, idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, detail));
+          sink.respond(reply, idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, detail));
       },
     };
   }
@@ -388,12 +390,17 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
    * the edge cannot tell whose request that is (any client of the tenant may use any id), so it refuses.
    * Protocol 2026-07-28 has no server-to-client requests, and cancels a request by closing its stream.
    */
-  function refuseUnattributable(reply: FastifyReply, exchange: Exchange, routing: BodyRouting): void {
+  function refuseUnattributable(
+    sink: UpstreamSink,
+    reply: FastifyReply,
+    exchange: UpstreamExchange,
+    routing: BodyRouting,
+  ): void {
     const what = routing.answersServer
       ? 'answers a request of the MCP server'
       : 'cancels a request with notifications/cancelled';
     log.warn({ tenant: exchange.tenant, program }, `stdio: a request without a session ${what}; refused`);
-    sendEdgeError(
+    sink.respond(
       reply,
       edgeRefusal(
         400,

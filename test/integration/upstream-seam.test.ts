@@ -17,6 +17,7 @@ const { track } = trackHandles();
 function fetchUpstream(target: string, path: string): Upstream & { exchanges: number } {
   const self = {
     label: 'fetch-upstream',
+    publicName: 'fetch-upstream',
     exchanges: 0,
     async register(app: Parameters<Upstream['register']>[0], sink: Parameters<Upstream['register']>[1]) {
       app.route({

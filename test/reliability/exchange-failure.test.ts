@@ -98,6 +98,7 @@ describe('an exception while serving one exchange', () => {
     let streaming: Readable | undefined;
     return {
       label: 'defective',
+      publicName: 'defective',
       released,
       pushDefect: () => streaming?.push({ not: 'bytes' }),
       send() {},

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { headerValue as firstHeaderValue } from '../../src/proxy/headers.js';
+import { headerValue as firstHeaderValue } from '../../src/core/headers.js';
 
 /** What a fixture server saw of one incoming HTTP request (headers as node:http lower-cases them). */
 export interface RecordedRequest {

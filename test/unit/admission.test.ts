@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { admit } from '../../src/proxy/admission.js';
 import { runtimeOf } from '../../src/proxy/exchange.js';
+import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 
 function runtime(yaml: string) {
@@ -22,7 +23,7 @@ const edge = runtime(
     'tenants: { acme: {} }',
   ].join('\n'),
 );
-const ctx = { metrics: undefined };
+const ctx = { filters: new FilterChain([]) };
 const host = { host: 'mcp.example.com' };
 
 describe('admit', () => {

@@ -4,7 +4,7 @@ import {
   acceptsEventStream,
   type UpstreamRequestHeaderOptions,
   upstreamRequestHeaders,
-} from '../../src/proxy/headers.js';
+} from '../../src/core/headers.js';
 
 const BASE: UpstreamRequestHeaderOptions = {
   preserveHost: false,

@@ -10,6 +10,7 @@ import { type BodyDone, readBoundedBody } from '../../src/proxy/body-reader.js';
 import { ClientResponse } from '../../src/proxy/client-response.js';
 import type { EdgeError } from '../../src/proxy/edge-error.js';
 import { type Exchange, runtimeOf, startExchange } from '../../src/proxy/exchange.js';
+import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
 import { relayResponse, upstreamFailed } from '../../src/proxy/response-relay.js';
 import { SilenceWatch } from '../../src/proxy/silence-watch.js';
 import { httpUpstream } from '../../src/upstream/http-upstream.js';
@@ -34,7 +35,7 @@ function context() {
   return {
     config,
     log: silentLogger as never,
-    metrics: undefined,
+    filters: new FilterChain([]),
     sessions: new SessionStore(),
     streams: new Set<never>(),
     upstream: httpUpstream(config, silentLogger as never),

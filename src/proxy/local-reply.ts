@@ -1,0 +1,64 @@
+// The edge's own answers, and how an exchange ended. respondLocally is the one way the edge answers a request
+// itself (a refusal, a failure of the upstream or of the edge, a preflight, a resumption with nothing left);
+// this file is the only one that sets an exchange's outcome. What is not set here is decided when the
+// response closes (exchange-end.ts): forwarded, response_replaced or client_closed.
+import type { FastifyReply } from 'fastify';
+import type { EdgeHttpError } from '../core/errors.js';
+import type { Outcome } from '../core/outcome.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { Exchange } from './exchange.js';
+
+/**
+ * Whoever owns the response now: Fastify's reply until a relay takes the raw response (then a ClientResponse,
+ * which copies the reply's headers and what the onSend hooks add).
+ */
+export interface AnswerWriter {
+  /** Answered already, or the client is gone. */
+  readonly closed: boolean;
+  sendAnswer(answer: EdgeHttpError): void;
+}
+
+/** Fastify's reply as an AnswerWriter: its onSend hooks (CORS, the WWW-Authenticate rewrite) see the answer. */
+export function replyWriter(reply: FastifyReply): AnswerWriter {
+  return {
+    get closed() {
+      return reply.sent || reply.raw.headersSent || reply.raw.destroyed;
+    },
+    sendAnswer(answer) {
+      reply.code(answer.status).headers(answer.headers).send(answer.body);
+    },
+  };
+}
+
+/**
+ * Answers with an answer of the edge's own, in place of anything the upstream sent; the exchange (none for a
+ * path that is not the MCP endpoint) ends with the answer's outcome. A client that is gone, or a request
+ * answered already (shutdown's 503 for a waiting GET), gets nothing more.
+ */
+export function respondLocally(
+  exchange: Exchange | undefined,
+  client: AnswerWriter,
+  answer: EdgeHttpError,
+): void {
+  if (client.closed) return;
+  if (exchange !== undefined) exchange.outcome = answer.outcome;
+  client.sendAnswer(answer);
+}
+
+/**
+ * The edge ends an exchange whose answer had begun: a stream cut by shutdown, an upstream gone silent or
+ * broken off, an exception in the edge's own code. The first reason stands, except that the edge's own
+ * failure says more than anything set before it.
+ */
+export function endedByEdge(exchange: Exchange, outcome: Outcome): void {
+  if (exchange.outcome === undefined || outcome === 'edge_failure') exchange.outcome = outcome;
+}
+
+/** respondLocally for a Fastify reply, as the shell hands it to the OAuth and CORS routes and the upstream. */
+export type Respond = (reply: FastifyReply, answer: EdgeHttpError) => void;
+
+/** What the routes beside the MCP endpoint need of the shell: its upstream, and the way to answer. */
+export interface ShellAnswers {
+  upstream: Pick<Upstream, 'publicName' | 'httpEndpoint'>;
+  respond: Respond;
+}
