@@ -103,6 +103,9 @@ describe('stdio upstream: sessions and faults', () => {
     track(await connectV1Client(edge.url));
     const refused = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
     await expectCapacityRefusal(refused, 'maxProcesses', 1);
+    // Counted as the HTTP upstream counts a call that found no connection: the upstream's capacity.
+    const refusedLine = () => edge.logs.find((l) => l.msg === 'exchange' && l.status === 503);
+    await expect.poll(refusedLine).toMatchObject({ outcome: 'upstream_capacity' });
   });
 
   it('bounds one tenant to upstream.stdio.maxProcessesPerTenant: anonymous initializes filling their share do not stop another tenant', async () => {
