@@ -13,7 +13,7 @@ import type { SilenceWatch } from './silence-watch.js';
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set in onRequest for the MCP endpoint; other routes (health, 404) are not exchanges. */
-    edge: Exchange | undefined;
+    exchange: Exchange | undefined;
     /** Set for a request that sent `Expect: 100-continue`: the body reader calls it once it will read the body. */
     sendContinue: (() => void) | undefined;
   }
@@ -51,6 +51,6 @@ export function answerUpstream(
 
 /** The exchange of a request routed to the proxy (onRequest has created it, or refused the request). */
 export function exchangeOf(request: FastifyRequest): Exchange {
-  if (request.edge === undefined) throw new Error('a proxied request without an exchange');
-  return request.edge;
+  if (request.exchange === undefined) throw new Error('a proxied request without an exchange');
+  return request.exchange;
 }

@@ -93,7 +93,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   // it; the body reader sends the 100 itself once it knows it will read the body (a 413 comes instead).
   app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
 
-  app.decorateRequest('edge', undefined);
+  app.decorateRequest('exchange', undefined);
   app.decorateRequest('sendContinue', undefined);
   const connections = trackConnections(app.server);
   // Callback hooks where nothing waits: an async hook costs a promise per request.
@@ -104,7 +104,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   /** The one way the shell answers a request itself (local-reply.ts). */
   const respond = (reply: FastifyReply, answer: EdgeHttpError): void =>
-    respondLocally(reply.request.edge, replyWriter(reply), answer);
+    respondLocally(reply.request.exchange, replyWriter(reply), answer);
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof EdgeError) return respond(reply, error.answer);
@@ -160,7 +160,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     reply: FastifyReply,
     admission: Admission,
   ): EdgeError | undefined => {
-    request.edge = admission.exchange;
+    request.exchange = admission.exchange;
     // This exchange's bytes are what its connection carries from here on.
     admission.exchange.wireBytesBefore = request.raw.socket.bytesWritten;
     if (!admission.ok) return new EdgeError(admission.refusal);
@@ -206,7 +206,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     reply.raw.once(
       'close',
       afterClose(request)(() => {
-        if (request.edge !== undefined) recordExchangeEnd(request, reply, request.edge, ctx.filters);
+        if (request.exchange !== undefined) recordExchangeEnd(request, reply, request.exchange, ctx.filters);
       }),
     );
     const admission = admit(ctx, runtime, {
@@ -227,7 +227,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
-    const body = { exchange: request.edge, headers: request.headers, sendContinue: request.sendContinue };
+    const body = { exchange: request.exchange, headers: request.headers, sendContinue: request.sendContinue };
     readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
   });
 
@@ -258,7 +258,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       },
       answeredElsewhere: () => reply.sent,
       onFailure: () => {
-        if (request.edge !== undefined) endedByEdge(request.edge, 'edge_failure');
+        if (request.exchange !== undefined) endedByEdge(request.exchange, 'edge_failure');
         // The edge answers on the raw response from here; Fastify must not send too.
         reply.hijack();
         release?.();
@@ -273,7 +273,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     },
     fail: (reply, kind, detail) => {
       const client = clientOf(reply.request, reply);
-      client.guard(() => upstreamFailed(ctx, reply.request.edge, client, kind, detail))();
+      client.guard(() => upstreamFailed(ctx, reply.request.exchange, client, kind, detail))();
     },
     respond,
     guard: (reply, release) => guardWith((err) => clientOf(reply.request, reply, release).fail(err)),

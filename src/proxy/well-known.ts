@@ -205,7 +205,7 @@ export async function registerOAuthRoutes(
       upstreamOrigin: upstream.origin,
       metadataUrl: resourceMetadataUrl(origin, listenPath),
       // A challenge the edge wrote itself (its tenancy refused the request) also names the metadata.
-      addIfMissing: request.edge !== undefined && request.edge.upstreamStatus === undefined,
+      addIfMissing: request.exchange !== undefined && request.exchange.upstreamStatus === undefined,
     };
     const values = Array.isArray(challenge) ? challenge : [String(challenge)];
     const rewritten = values.map((value) => rewriteChallenge(value, options));

@@ -21,7 +21,7 @@ export type TenantDecision =
 type Headers = Record<string, string | string[] | undefined>;
 
 /** What one resolver made of a request: a tenant, nothing to go on, or a credential that failed. */
-type Outcome =
+type ResolverFinding =
   | { kind: 'identified'; tenant: string }
   | { kind: 'absent'; untrustedHeader?: boolean }
   | { kind: 'rejected'; message: string; wwwAuthenticate: string };
@@ -33,12 +33,12 @@ export interface UpstreamIdentity {
 }
 
 interface Resolver {
-  resolve(headers: Headers, peer: string | undefined): Promise<Outcome> | Outcome;
+  resolve(headers: Headers, peer: string | undefined): Promise<ResolverFinding> | ResolverFinding;
   /** Adds to `identity` the headers of this request that were meant for the edge (they stop there). */
   crossing(headers: Headers, peer: string | undefined, tenant: string, identity: UpstreamIdentity): void;
 }
 
-const ABSENT: Outcome = { kind: 'absent' };
+const ABSENT: ResolverFinding = { kind: 'absent' };
 
 /** The first value of a header (node:http gives repeated headers as an array). */
 function first(value: string | string[] | undefined): string | undefined {
@@ -145,7 +145,7 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
     ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
     ...(config.audience !== undefined ? { audience: config.audience } : {}),
   };
-  const refuse = (message: string): Outcome => ({
+  const refuse = (message: string): ResolverFinding => ({
     kind: 'rejected',
     message,
     wwwAuthenticate: `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}"`,
@@ -234,19 +234,19 @@ export class TenantResolver {
   ): TenantDecision | Promise<TenantDecision> {
     let untrustedHeader = untrusted;
     for (let i = start; i < this.#resolvers.length; i++) {
-      const outcome = this.#resolvers[i]!.resolve(headers, peer);
-      if (outcome instanceof Promise) {
+      const finding = this.#resolvers[i]!.resolve(headers, peer);
+      if (finding instanceof Promise) {
         const seen = untrustedHeader;
-        return outcome.then((settled) => {
+        return finding.then((settled) => {
           const decision = this.#decide(settled, seen);
           if (decision !== undefined) return decision;
           const flagged = settled.kind === 'absent' && settled.untrustedHeader === true;
           return this.#resolveFrom(i + 1, seen || flagged, headers, peer);
         });
       }
-      const decision = this.#decide(outcome, untrustedHeader);
+      const decision = this.#decide(finding, untrustedHeader);
       if (decision !== undefined) return decision;
-      if (outcome.kind === 'absent' && outcome.untrustedHeader === true) untrustedHeader = true;
+      if (finding.kind === 'absent' && finding.untrustedHeader === true) untrustedHeader = true;
     }
     if (this.tenancy.requireIdentified) {
       return {
@@ -261,15 +261,15 @@ export class TenantResolver {
     return { ok: true, tenant: this.tenancy.default, untrustedHeader };
   }
 
-  /** What one resolver's outcome decides, or undefined when the next resolver is asked. */
-  #decide(outcome: Outcome, untrustedHeader: boolean): TenantDecision | undefined {
-    if (outcome.kind === 'identified') return { ok: true, tenant: outcome.tenant, untrustedHeader };
-    if (outcome.kind === 'rejected') {
+  /** What one resolver's finding decides, or undefined when the next resolver is asked. */
+  #decide(finding: ResolverFinding, untrustedHeader: boolean): TenantDecision | undefined {
+    if (finding.kind === 'identified') return { ok: true, tenant: finding.tenant, untrustedHeader };
+    if (finding.kind === 'rejected') {
       return {
         ok: false,
         status: 401,
-        message: outcome.message,
-        wwwAuthenticate: outcome.wwwAuthenticate,
+        message: finding.message,
+        wwwAuthenticate: finding.wwwAuthenticate,
         untrustedHeader,
       };
     }
