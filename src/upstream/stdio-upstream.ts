@@ -9,7 +9,7 @@ import { type PassThrough, Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
-import { edgeRefusal, idInUseRefusal, type ProcessBound, processLimitRefusal } from '../core/errors.js';
+import { edgeRefusal, idInUseRefusal, processLimitRefusal } from '../core/errors.js';
 import { acceptsEventStream, clientResponseHeaders, headerValue } from '../core/headers.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
@@ -18,6 +18,7 @@ import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
 import { idKey } from '../inspect/pending-requests.js';
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
+import { StdioChildren } from './stdio-children.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
 import { groupGuard } from './stdio-group-guard.js';
 import type { Upstream, UpstreamExchange, UpstreamSink } from './upstream.js';
@@ -55,26 +56,14 @@ export function processesPerTenant(config: EdgeConfig): number {
   return config.tenancy.resolve.length === 0 ? stdio.maxProcesses : Math.ceil(stdio.maxProcesses / 2);
 }
 
-interface Session {
-  child: StdioChild;
-  tenant: string;
-  openedAt: number;
-  /** A request has come since initialize: upstream.stdio.idleTimeoutBeforeFirstRequest no longer applies. */
-  used: boolean;
-}
-
 export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   if (config.upstream.stdio === undefined) throw new Error('the stdio upstream needs upstream.stdio');
   const spec: StdioUpstreamConfig = config.upstream.stdio;
   const program = stdioProgramName(spec.command[0] ?? '');
   const env = childEnvironment(spec, process.env);
   const cwd = spec.cwd ?? process.cwd();
-  const sessions = new Map<string, Session>();
-  const pools = new Map<string, StdioChild>();
-  const children = new Set<StdioChild>();
-  /** Children alive per tenant (sessions and its sessionless pool), for maxProcessesPerTenant. */
-  const perTenant = new Map<string, number>();
-  const maxPerTenant = processesPerTenant(config);
+  const children = new StdioChildren(spec.maxProcesses, processesPerTenant(config));
+  const { sessions } = children;
   let startFailure: string | undefined;
   let closing = false;
   let sweep: NodeJS.Timeout | undefined;
@@ -99,34 +88,15 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         startFailure = undefined;
       },
       onExit: (gone) => {
-        children.delete(gone);
-        const left = (perTenant.get(exchange.tenant) ?? 1) - 1;
-        if (left > 0) perTenant.set(exchange.tenant, left);
-        else perTenant.delete(exchange.tenant);
+        children.remove(gone, exchange.tenant, sessionId);
         if (gone.failedToStart !== undefined) startFailure = gone.failedToStart;
-        if (sessionId !== undefined) sessions.delete(sessionId);
-        else if (pools.get(exchange.tenant) === gone) pools.delete(exchange.tenant);
         if (!closing && gone.failedToStart === undefined) {
           log.info({ session: sessionId, tenant: exchange.tenant, program }, 'stdio MCP server ended');
         }
       },
     });
-    children.add(child);
-    perTenant.set(exchange.tenant, (perTenant.get(exchange.tenant) ?? 0) + 1);
-    if (sessionId !== undefined) {
-      sessions.set(sessionId, { child, tenant: exchange.tenant, openedAt: Date.now(), used: false });
-    } else {
-      pools.set(exchange.tenant, child);
-    }
+    children.add(child, exchange.tenant, sessionId);
     return child;
-  }
-
-  /** The bound a new child of this tenant would cross, if any. */
-  function boundReached(tenant: string): ProcessBound | undefined {
-    if (children.size >= spec.maxProcesses) return { key: 'maxProcesses', limit: spec.maxProcesses };
-    if ((perTenant.get(tenant) ?? 0) >= maxPerTenant)
-      return { key: 'maxProcessesPerTenant', limit: maxPerTenant };
-    return undefined;
   }
 
   function endIdle(): void {
@@ -135,7 +105,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     if (unusedAfter > 0) {
       for (const [sessionId, session] of sessions) {
         const { child } = session;
-        if (session.used || !child.alive || child.inFlight > 0 || now - session.openedAt < unusedAfter)
+        if (session.used || !child.alive || child.inFlight > 0 || now - session.idleSince < unusedAfter)
           continue;
         log.info(
           { session: sessionId, tenant: session.tenant, program, idleTimeoutBeforeFirstRequest: unusedAfter },
@@ -147,7 +117,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       }
     }
     if (spec.idleTimeout <= 0) return;
-    for (const child of children) {
+    for (const child of children.all) {
       if (child.alive && child.inFlight === 0 && now - child.lastActivity >= spec.idleTimeout) {
         void child.stop(`no request for ${spec.idleTimeout} ms (upstream.stdio.idleTimeout)`);
       }
@@ -185,11 +155,11 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       if (startFailure !== undefined) return false;
       return resolveProgram(spec.command[0] ?? '', env.PATH, cwd) !== undefined;
     },
-    pids: () => [...children].flatMap((child) => (child.pid !== undefined ? [child.pid] : [])),
+    pids: () => [...children.all].flatMap((child) => (child.pid !== undefined ? [child.pid] : [])),
     async close() {
       closing = true;
       if (sweep !== undefined) clearInterval(sweep);
-      await Promise.all([...children].map((child) => child.stop('mcp-edge is shutting down')));
+      await Promise.all([...children.all].map((child) => child.stop('mcp-edge is shutting down')));
       // Groups whose leader exited by itself are still being ended: mcp-edge does not exit before they are.
       await groupGuard.settled();
     },
@@ -237,13 +207,13 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       }
       return session.child;
     }
-    const pooled = initialize ? undefined : pools.get(exchange.tenant);
+    const pooled = initialize ? undefined : children.pool(exchange.tenant);
     if (pooled?.alive) return pooled;
     if (closing) {
       sink.respond(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
       return undefined;
     }
-    const bound = boundReached(exchange.tenant);
+    const bound = children.boundFor(exchange.tenant);
     if (bound !== undefined) {
       const ids = exchange.requestIds;
       const id = ids.length === 1 ? (ids[0] ?? null) : null;
@@ -277,7 +247,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       const child = childFor(reply, sink, exchange, sessionId, false);
       if (child === undefined) return;
       if (request.method === 'DELETE') {
-        sessions.delete(sessionId);
+        children.forgetSession(sessionId);
         void child.stop('the client ended its session (DELETE)');
         deliver(sink, request, reply, 200, { 'mcp-session-id': sessionId }, Readable.from([]));
         return;
@@ -337,7 +307,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       deliver(sink, request, reply, 202, answerHeaders, Readable.from([]));
       return;
     }
-    const call = newCall(sink, request, reply, exchange, ids, routing);
+    const call = newCall(sink, request, reply, exchange, ids, routing, () => children.answered(child));
     const timeoutMs = config.upstream.timeouts.headers;
     const timer =
       timeoutMs > 0
@@ -364,6 +334,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     exchange: UpstreamExchange,
     ids: readonly JsonRpcId[],
     routing: BodyRouting,
+    onAnswer: () => void,
   ): StdioCall {
     const waiting = new Map(ids.map((id) => [idKey(id), id] as const));
     return {
@@ -373,8 +344,10 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         ids.length === 1 &&
         (spec.jsonResponse || !acceptsEventStream(headerValue(request.headers, 'accept'))),
       enforce: exchange.enforced,
-      open: (statusCode, headers, stream: PassThrough) =>
-        deliver(sink, request, reply, statusCode, headers, stream),
+      open: (statusCode, headers, stream: PassThrough) => {
+        onAnswer();
+        deliver(sink, request, reply, statusCode, headers, stream);
+      },
       fail: (kind, detail) => {
         if (!reply.sent && !reply.raw.destroyed) sink.fail(reply, kind, detail);
       },

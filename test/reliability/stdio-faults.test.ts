@@ -170,6 +170,26 @@ describe('stdio upstream: sessions and faults', () => {
     ).toBe(true);
   });
 
+  it('counts idleTimeoutBeforeFirstRequest from the answer to initialize: a server slower to start than it keeps its session', async () => {
+    const startupMs = 4000;
+    // The v1 fixture, started after a pause longer than the timeout (what a loaded machine or a heavy server does).
+    const slowToStart = [
+      STDIO_SERVERS.v1Fixture[0]!,
+      '--import',
+      'tsx',
+      '-e',
+      `setTimeout(() => import(${JSON.stringify(STDIO_SERVERS.v1Fixture[3])}), ${startupMs})`,
+    ];
+    const edge = track(
+      await startStdioEdge(slowToStart, { stdioYaml: '    idleTimeoutBeforeFirstRequest: 2000ms' }),
+    );
+    const started = Date.now();
+    const session = track(await connectV1Client(edge.url));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(startupMs);
+    expect(textOf(await session.client.callTool({ name: 'echo', arguments: { text: 'kept' } }))).toBe('kept');
+    expect(edge.logText()).not.toContain('a session that sent no request after initialize is ended');
+  });
+
   it('a command that cannot start: /readyz is not ready, the first session gets a 502, the log names the program', async () => {
     const edge = track(await startStdioEdge(['/nonexistent/bin/mcp-server-missing', '--secret-arg']));
     const ready = await fetch(new URL('/readyz', edge.url));
