@@ -15,14 +15,18 @@ import type {
   MessageMeasurement,
   MessageSubject,
 } from '../core/types.js';
-import { type HostJudgeContext, judgeHostBudget } from '../hosts/host-judge.js';
+import { type HostNaming, hostOfRequest } from '../hosts/host-identity.js';
+import { judgeHostBudget } from '../hosts/host-judge.js';
 import type { AnsweredRequests } from './answered-requests.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
-import { describedTools, hostOfRequest, type ToolAnswerError, toolAnswerError } from './tool-answers.js';
+import { describedTools, type ToolAnswerError, toolAnswerError } from './tool-answers.js';
 
-/** Everything needed to judge the messages of one exchange in one direction. */
-export interface JudgeContext {
+/**
+ * Everything needed to judge the messages of one exchange in one direction; from HostNaming, the host table and
+ * tenant for host budgets (`hosts`) and, for requests, the host that sent them.
+ */
+export interface JudgeContext extends HostNaming {
   direction: Direction;
   tenant: string;
   policy: LimitPolicy;
@@ -39,12 +43,6 @@ export interface JudgeContext {
   answeredBefore?: AnsweredRequests | undefined;
   /** Where requests seen in this direction are remembered, so their answers can be attributed. */
   remember: ((id: JsonRpcId, subject: MessageSubject) => void) | undefined;
-  /** Host budgets (src/hosts): the runtime's host table and this exchange's tenant. */
-  hosts?: HostJudgeContext | undefined;
-  /** Requests: the host label of this exchange's client (its session's initialize, else its User-Agent). */
-  host?: string | undefined;
-  /** Requests: an initialize named the client; the session keeps its host once the upstream accepts it. */
-  noteHost?: ((host: string) => void) | undefined;
 }
 
 export type Verdict =

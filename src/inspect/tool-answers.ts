@@ -1,26 +1,7 @@
-// Facts about tools read from messages: which host sent a request, whether a tools/call answer is an error,
-// and how heavy each tool's descriptor in a tools/list page is. Plain functions over parsed values.
+// Facts about tools read from messages: whether a tools/call answer is an error, and how heavy each tool's
+// descriptor in a tools/list page is. Plain functions over parsed values.
 import { isRecord } from '../core/bytes.js';
 import type { MessageKind } from '../core/types.js';
-import { clientIdentityOf } from '../hosts/host-table.js';
-import type { JudgeContext } from './message-verdict.js';
-
-/**
- * The host label of a request: its own `_meta["io.modelcontextprotocol/clientInfo"]` (protocol 2026-07-28
- * has no initialize), an initialize's clientInfo (noted for the session), else the exchange's host.
- */
-export function hostOfRequest(
-  ctx: Pick<JudgeContext, 'hosts' | 'host' | 'noteHost'>,
-  value: unknown,
-  method: string | undefined,
-): string | undefined {
-  if (ctx.hosts === undefined) return undefined;
-  const identity = clientIdentityOf(value, method);
-  if (identity === undefined) return ctx.host;
-  const host = ctx.hosts.hosts.hostOf(identity.name);
-  if (method === 'initialize') ctx.noteHost?.(host);
-  return host;
-}
 
 export type ToolAnswerError = 'is_error' | 'jsonrpc_error';
 
