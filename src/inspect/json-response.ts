@@ -7,7 +7,6 @@ import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId } from '../core/types.js';
-import type { Framing } from './framing.js';
 import {
   type JudgeContext,
   judgeMessage,
@@ -15,9 +14,14 @@ import {
   judgeScannedMessage,
   type Verdict,
 } from './message-verdict.js';
+import type { RelayVerdict } from './relay-verdict.js';
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
-const HOLD: Framing = Object.freeze({ action: 'hold', toClient: [], toUpstream: [] }) as unknown as Framing;
+const HOLD: RelayVerdict = Object.freeze({
+  action: 'hold',
+  toClient: [],
+  toUpstream: [],
+}) as unknown as RelayVerdict;
 
 export class JsonResponseInspector {
   readonly #chunks: Uint8Array[] = [];
@@ -42,7 +46,7 @@ export class JsonResponseInspector {
    * Adds a chunk: held ('hold') while the body may still be within its bound. Past it, enforce mode answers
    * with the limit error ('drop': the caller stops reading), observe mode streams the body on ('forward').
    */
-  push(chunk: Uint8Array): Framing {
+  push(chunk: Uint8Array): RelayVerdict {
     this.#held += chunk.length;
     if (this.#scanner !== undefined) {
       this.#scanner.push(chunk);
@@ -55,14 +59,14 @@ export class JsonResponseInspector {
   }
 
   /** The upstream's body ended: the held body judged whole, or the end of a streamed-on one. */
-  end(): Framing {
+  end(): RelayVerdict {
     if (this.#scanner === undefined) return this.finish();
     this.endPassThrough();
     return { action: 'forward', toClient: [], toUpstream: [] };
   }
 
   /** The whole body arrived within the hold bound. */
-  finish(): Framing {
+  finish(): RelayVerdict {
     const body = contiguousView(this.#chunks, this.#held);
     // The common case: nothing changes and the body goes on as it came (its chunks), never decoded to text.
     const asItCame: Uint8Array[] = this.#chunks.length === 1 ? [body] : this.#chunks.splice(0);
@@ -116,7 +120,7 @@ export class JsonResponseInspector {
    * The body outgrew the hold bound (enforce mode): the answer cannot be delivered. Every request it
    * answers gets the limit error; the read part was at least this large.
    */
-  overflow(): Framing {
+  overflow(): RelayVerdict {
     const errors: string[] = [];
     for (const id of this.waiting.length > 0 ? this.waiting : [null]) {
       const verdict = judgeOversized(

@@ -5,7 +5,6 @@ import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
-import { addToClient, type Framing, framing } from './framing.js';
 import {
   type JudgeContext,
   judgeMessage,
@@ -13,9 +12,10 @@ import {
   judgeScannedMessage,
   type Verdict,
 } from './message-verdict.js';
+import { addToClient, heldVerdict, type RelayVerdict } from './relay-verdict.js';
 
-/** What one push gives the relay: the framing result shared with JSON bodies. */
-export type InspectorOutput = Framing;
+/** What one push gives the relay: the verdict shared with JSON bodies. */
+export type InspectorOutput = RelayVerdict;
 
 /** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
 export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
@@ -62,13 +62,13 @@ export class SseResponseInspector {
     return this.#answeredEarly;
   }
 
-  push(chunk: Uint8Array): Framing {
-    const out = framing();
+  push(chunk: Uint8Array): RelayVerdict {
+    const out = heldVerdict();
     const items = this.#framer.push(chunk);
     if (this.ctx.mode === 'observe') {
       // Observe mode forwards the stream as it arrives; framing only feeds the measurements.
       this.#send(out, chunk, false);
-      for (const item of items) this.#handle(item, framing());
+      for (const item of items) this.#handle(item, heldVerdict());
       return out;
     }
     for (const item of items) this.#handle(item, out);
@@ -79,9 +79,9 @@ export class SseResponseInspector {
     return out;
   }
 
-  end(): Framing {
-    const out = framing();
-    const sink = this.ctx.mode === 'observe' ? framing() : out;
+  end(): RelayVerdict {
+    const out = heldVerdict();
+    const sink = this.ctx.mode === 'observe' ? heldVerdict() : out;
     for (const item of this.#framer.end()) this.#handle(item, sink);
     return out;
   }
@@ -92,7 +92,7 @@ export class SseResponseInspector {
    * also ends a CRLF block at its last CR (so CR-only streams are never delayed); the LF then opens the next
    * block, so a replacement of that block starts with the LF and the bytes before it stay exact.
    */
-  #emitOwn(out: Framing, piece: string): void {
+  #emitOwn(out: RelayVerdict, piece: string): void {
     if (this.#sent3 === 0x0d) this.#send(out, '\n', true);
     const closing = closingOfCutEvent(this.#sent1, this.#sent2, this.#sent3);
     if (closing !== '') this.#send(out, closing, true);
@@ -100,11 +100,11 @@ export class SseResponseInspector {
   }
 
   /** The upstream's own bytes of a block, as the pieces they came in. */
-  #forward(out: Framing, raw: readonly Uint8Array[]): void {
+  #forward(out: RelayVerdict, raw: readonly Uint8Array[]): void {
     for (const piece of raw) this.#send(out, piece, false);
   }
 
-  #send(out: Framing, piece: Uint8Array | string, own: boolean): void {
+  #send(out: RelayVerdict, piece: Uint8Array | string, own: boolean): void {
     addToClient(out, piece, own);
     const n = piece.length;
     const at = (k: number) => (typeof piece === 'string' ? piece.charCodeAt(k) : (piece[k] ?? -1));
@@ -128,8 +128,8 @@ export class SseResponseInspector {
    * is left to the client's resumption; otherwise each waiting request gets an error, so no caller waits
    * for its own timeout.
    */
-  answerLost(detail: string): Framing {
-    const out = framing();
+  answerLost(detail: string): RelayVerdict {
+    const out = heldVerdict();
     const waiting = this.ctx.answered;
     if (this.#sawEventId || waiting === undefined) return out;
     for (const id of waiting.ids()) {
@@ -139,7 +139,7 @@ export class SseResponseInspector {
     return out;
   }
 
-  #handle(item: SseItem, out: Framing): void {
+  #handle(item: SseItem, out: RelayVerdict): void {
     if ((item.type === 'event' || item.type === 'oversized-end') && item.id !== undefined)
       this.#sawEventId = true;
     switch (item.type) {
@@ -203,7 +203,7 @@ export class SseResponseInspector {
    * learns now, not when the upstream has finished sending it (a 1 GiB event takes seconds), and the rest
    * of the event is skipped unread. Its size is then a lower bound. Anything else waits for the event's end.
    */
-  #answerEarly(heldBytes: number, eventId: string | undefined, out: Framing): boolean {
+  #answerEarly(heldBytes: number, eventId: string | undefined, out: RelayVerdict): boolean {
     if (this.ctx.mode !== 'enforce' || this.#scanner === undefined || heldBytes <= this.#holdBytes)
       return false;
     const head = this.#scanner.snapshot();
@@ -223,7 +223,7 @@ export class SseResponseInspector {
     raw: readonly Uint8Array[],
     data: Uint8Array,
     eventId: string | undefined,
-    out: Framing,
+    out: RelayVerdict,
   ): void {
     // The common case, one message that is valid JSON, is read from its bytes; the rest is decoded and parsed.
     const scanned = scanSingleMessage(data);
@@ -250,7 +250,7 @@ export class SseResponseInspector {
     data: Uint8Array,
     values: unknown[],
     eventId: string | undefined,
-    out: Framing,
+    out: RelayVerdict,
   ): void {
     const split = splitTopLevel(data);
     if (!split.ok || split.spans.length !== values.length) {
@@ -285,7 +285,7 @@ export class SseResponseInspector {
     verdict: Verdict,
     raw: readonly Uint8Array[] | undefined,
     eventId: string | undefined,
-    out: Framing,
+    out: RelayVerdict,
   ): void {
     switch (verdict.action) {
       case 'forward':

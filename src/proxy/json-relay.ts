@@ -2,8 +2,8 @@
 // apply to it, then forwarded byte for byte or replaced whole; a body that stalls or breaks off gets the
 // client a JSON-RPC error for its id instead of a cut connection.
 import type { Readable } from 'node:stream';
-import type { Framing } from '../inspect/framing.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
+import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import type { ClientResponse } from './client-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
@@ -47,7 +47,7 @@ export function relayJson(
       if (!source.destroyed) source.destroy();
     }),
   );
-  const stream = (out: Framing) => {
+  const stream = (out: RelayVerdict) => {
     if (!streaming) {
       streaming = true;
       client.start();
@@ -59,7 +59,7 @@ export function relayJson(
     for (const piece of out.toClient) if (!raw.write(piece)) source.pause();
   };
   /** The whole answer at once: the upstream's status for its bytes, 200 for the edge's own error. */
-  const sendWhole = (out: Framing) => {
+  const sendWhole = (out: RelayVerdict) => {
     answerUpstream(ctx, exchange, out.toUpstream);
     client.sendWhole(out.toClient, out.action === 'forward' ? undefined : 200);
   };

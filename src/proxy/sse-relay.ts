@@ -4,7 +4,7 @@
 // closed well-formed, every request still waiting gets an error, and the stream is let go.
 import type { Readable } from 'node:stream';
 import type { Outcome } from '../core/outcome.js';
-import type { Framing } from '../inspect/framing.js';
+import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import { SseResponseInspector } from '../inspect/sse-response.js';
 import { type ClientResponse, CoalescedWriter } from './client-response.js';
 import { answerUpstream, type EdgeContext, type RelayedStream } from './edge-context.js';
@@ -57,7 +57,7 @@ export function relaySse(
     () => source.resume(),
     guard,
   );
-  const emit = (out: Framing) => {
+  const emit = (out: RelayVerdict) => {
     writer.write(out.toClient);
     answerUpstream(ctx, exchange, out.toUpstream);
   };

@@ -1,8 +1,8 @@
-// What an inspector decided about the bytes it was given: one result type for JSON bodies and SSE streams,
-// so both relays apply it the same way.
+// What an inspector decided about the bytes it was given (the relay's verdict): one result type for JSON
+// bodies and SSE streams, so both relays apply it the same way.
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 
-export type FramingAction =
+export type RelayAction =
   /** Nothing for the client yet: a message is not complete (held within its ceiling). */
   | 'hold'
   /** toClient is the upstream's bytes as they came. */
@@ -12,21 +12,21 @@ export type FramingAction =
   /** The rest of the upstream's body can never be delivered: send toClient, then stop reading and end. */
   | 'drop';
 
-export interface Framing {
-  action: FramingAction;
+export interface RelayVerdict {
+  action: RelayAction;
   /** Bytes for the client, in order. */
   toClient: (Uint8Array | string)[];
   /** JSON-RPC errors the upstream must receive (answers to server requests that were dropped). */
   toUpstream: JsonRpcErrorMessage[];
 }
 
-/** A framing result to fill in: 'hold' until bytes are added. */
-export function framing(): Framing {
+/** A verdict to fill in: 'hold' until bytes are added. */
+export function heldVerdict(): RelayVerdict {
   return { action: 'hold', toClient: [], toUpstream: [] };
 }
 
 /** Adds bytes for the client; an edge's own piece makes the result a replacement. */
-export function addToClient(out: Framing, piece: Uint8Array | string, own: boolean): void {
+export function addToClient(out: RelayVerdict, piece: Uint8Array | string, own: boolean): void {
   out.toClient.push(piece);
   if (own) {
     if (out.action !== 'drop') out.action = 'replace';
