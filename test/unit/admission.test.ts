@@ -1,6 +1,7 @@
 // Admission without Fastify or sockets: which requests become exchanges of which tenant, and the refusals.
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
+import { edgeRefusal } from '../../src/core/errors.js';
 import { admit } from '../../src/proxy/admission.js';
 import { runtimeOf } from '../../src/proxy/exchange.js';
 import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
@@ -108,4 +109,47 @@ describe('admit: a Host the edge cannot use in a URL', () => {
       expect(admission.ok).toBe(true);
     },
   );
+});
+
+describe('admit with exchange filters', () => {
+  const tooMany = edgeRefusal(429, 'invalid_request', 'too many requests for this tenant');
+
+  it("a filter's refusal refuses an exchange that every earlier stage admitted, under its tenant", async () => {
+    const seen: string[] = [];
+    const filters = new FilterChain([
+      { name: 'watch', admit: (exchange) => void seen.push(`watch:${exchange.tenant}`) },
+      { name: 'quota', admit: (exchange) => (exchange.tenant === 'acme' ? tooMany : undefined) },
+      { name: 'after', admit: (exchange) => void seen.push(`after:${exchange.tenant}`) },
+    ]);
+    const refused = await admit({ filters }, edge, {
+      method: 'POST',
+      headers: { ...host, 'x-api-key': KEY },
+      peer: '127.0.0.1',
+    });
+    expect(refused).toMatchObject({ ok: false, exchange: { tenant: 'acme' }, refusal: tooMany });
+    const admitted = await admit({ filters }, edge, { method: 'POST', headers: host, peer: '127.0.0.1' });
+    expect(admitted).toMatchObject({ ok: true, exchange: { tenant: 'default' } });
+    // The first refusal decides; the filters after it are not asked for that exchange.
+    expect(seen).toEqual(['watch:acme', 'watch:default', 'after:default']);
+  });
+
+  it('tells every filter of an exchange refused before it (a wrong key), and keeps that refusal', async () => {
+    const facts: unknown[] = [];
+    const filters = new FilterChain([
+      {
+        name: 'quota',
+        admit: (_exchange, fact) => {
+          facts.push(fact);
+          return tooMany;
+        },
+      },
+    ]);
+    const refused = await admit({ filters }, edge, {
+      method: 'POST',
+      headers: { ...host, 'x-api-key': 'wrong' },
+      peer: '127.0.0.1',
+    });
+    expect(refused).toMatchObject({ ok: false, refusal: { status: 401 } });
+    expect(facts).toEqual([{ untrustedTenantHeader: false, refused: true }]);
+  });
 });

@@ -72,7 +72,11 @@ export class FilterChain {
           };
   }
 
-  /** The first filter's refusal of an exchange not refused already, or undefined; every filter is told. */
+  /**
+   * The first filter's refusal of an exchange not refused already, or undefined. The filters after a refusing
+   * one are not asked; an exchange refused already is shown to all of them. Every filter's `end` sees every
+   * exchange, whatever admission decided.
+   */
   admit(exchange: Exchange, facts: AdmissionFacts): EdgeHttpError | undefined {
     let refusal: EdgeHttpError | undefined;
     for (const filter of this.#filters) {
