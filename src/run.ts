@@ -204,6 +204,7 @@ export async function startEdge(
       return { ok: false, error };
     }
     if (next.sha256 === current.sha256) {
+      metrics?.configReloaded('unchanged');
       log.info(
         { file: next.source, configSha256: next.sha256 },
         'config reload: the file is unchanged; the running config stays in force',

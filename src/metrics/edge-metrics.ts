@@ -38,8 +38,11 @@ export interface EdgeMetrics extends ToolRecorders {
   untrustedTenantHeader(): void;
   /** A message of the upstream's that reached no client (src/upstream/upstream.ts UndeliveredReason). */
   undelivered(tenant: string, reason: string): void;
-  /** A reload's result: counted, and the last-reload gauges (success, timestamp) set. */
-  configReloaded(result: 'success' | 'failure'): void;
+  /**
+   * A reload's result: the last-reload gauges (success, timestamp) set, and counted unless `unchanged` (a file
+   * read again with the content that runs: a success for the gauges, which a fix back to that content resolves).
+   */
+  configReloaded(result: 'success' | 'failure' | 'unchanged'): void;
   /** Info metric: mcp_edge_config_info{sha256, source} 1 (old series removed on change). */
   configLoaded(sha256: string, source: string): void;
   /**
@@ -383,8 +386,8 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
       families.undeliveredMessages.inc({ reason, tenant });
     },
     configReloaded(result) {
-      families.configReloads.inc({ result });
-      recordConfigLoad(families, result === 'success');
+      if (result !== 'unchanged') families.configReloads.inc({ result });
+      recordConfigLoad(families, result !== 'failure');
     },
     configLoaded(sha256, source) {
       families.configInfo.reset();

@@ -25,6 +25,8 @@ export interface TestEdgeOptions {
   fromFile?: boolean;
   /** Listen on this port instead of an ephemeral one (when the config must name the edge's own URL). */
   port?: number;
+  /** Serve metrics on this port instead of an ephemeral one (a scraper that must find a restarted edge again). */
+  metricsPort?: number;
 }
 
 /** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
@@ -33,7 +35,7 @@ export function testEdgeYaml(upstreamUrl: string, yaml = '', extra: TestEdgeOpti
     `listen: { host: 127.0.0.1, port: ${extra.port ?? 0}, path: /mcp }`,
     `upstream:\n  url: ${upstreamUrl}${extra.upstreamYaml ? `\n${extra.upstreamYaml}` : ''}`,
     extra.metrics
-      ? `metrics: { enabled: true, host: 127.0.0.1, port: 0${typeof extra.metrics === 'string' ? `, ${extra.metrics}` : ''} }`
+      ? `metrics: { enabled: true, host: 127.0.0.1, port: ${extra.metricsPort ?? 0}${typeof extra.metrics === 'string' ? `, ${extra.metrics}` : ''} }`
       : 'metrics: { enabled: false }',
     'logging: { level: info }',
     yaml,

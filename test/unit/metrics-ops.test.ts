@@ -71,6 +71,20 @@ describe('the last config load', () => {
   });
 });
 
+describe('a reload of the content that runs', () => {
+  it('after a failure, reading back the running file is a success for the gauge, not a counted reload', async () => {
+    const metrics = newMetrics();
+    metrics.configReloaded('failure');
+    metrics.configReloaded('unchanged');
+    const text = await exposition(metrics);
+    expect(gaugeValue(text, METRIC_NAMES.configLastReloadSuccess)).toBe(1);
+    expect(samples(text, METRIC_NAMES.configReloads).map((s) => [s.labels.result, s.value])).toEqual([
+      ['success', 0],
+      ['failure', 1],
+    ]);
+  });
+});
+
 describe('mcp_edge_memory_limit_bytes', () => {
   it('is the cgroup limit when it is one, and absent for "none" (0, or not below the machine memory)', () => {
     const machine = 16 * 1024 * MiB;
