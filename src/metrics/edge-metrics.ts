@@ -19,7 +19,7 @@ import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
 import { type CounterCell, counterCell, type HistogramCell, histogramCell } from './fast-children.js';
-import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
+import { boundHttpMethod, boundStatus, LabelGuard, type ToolLabels, toolLabelGuard } from './label-guard.js';
 import { recordConfigLoad, recordRuntimeInfo } from './runtime-info.js';
 import { createToolRecorders, type ToolRecorders } from './tool-metrics.js';
 
@@ -70,16 +70,9 @@ export interface EdgeMetricsOptions {
   toolLabels?: ToolLabels;
 }
 
-export type ToolLabels = 'all' | 'none' | readonly string[];
-
 export const DEFAULT_MAX_TOOL_LABELS = 200;
 export const DEFAULT_MAX_METHOD_LABELS = 100;
 export const DEFAULT_NEAR_CEILING_PERCENT = 80;
-
-function toolGuard(cap: number, labels: ToolLabels): LabelGuard {
-  if (labels === 'all') return new LabelGuard(cap);
-  return new LabelGuard(cap, new Set(labels === 'none' ? [] : labels));
-}
 
 /** mcp_edge_limit_bytes carries the byte ceilings of the table; a count ceiling shows in mcp_edge_limit_exceeded_total. */
 const BYTE_CEILINGS = ceilingsIn('bytes');
@@ -317,7 +310,7 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
   recordRuntimeInfo(registry, families);
   const guards: Guards = {
     method: new LabelGuard(opts.maxMethodLabels ?? DEFAULT_MAX_METHOD_LABELS),
-    tool: toolGuard(opts.maxToolLabels ?? DEFAULT_MAX_TOOL_LABELS, opts.toolLabels ?? 'all'),
+    tool: toolLabelGuard(opts.maxToolLabels ?? DEFAULT_MAX_TOOL_LABELS, opts.toolLabels ?? 'all'),
   };
   // Both results exist from the start at 0, so the first failed reload is an increase Prometheus can see.
   families.configReloads.labels({ result: 'success' }).inc(0);

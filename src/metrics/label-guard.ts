@@ -82,6 +82,14 @@ export class LabelGuard {
   }
 }
 
+/** metrics.toolLabels: `all` (the bounded guard above), `none`, or the only tool names that keep their label. */
+export type ToolLabels = 'all' | 'none' | readonly string[];
+
+export function toolLabelGuard(cap: number, labels: ToolLabels): LabelGuard {
+  if (labels === 'all') return new LabelGuard(cap);
+  return new LabelGuard(cap, new Set(labels === 'none' ? [] : labels));
+}
+
 const HTTP_METHODS: ReadonlySet<string> = new Set([
   'GET',
   'POST',

@@ -11,14 +11,23 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { isRecord } from '../../src/core/bytes.js';
+import { connectV1Client } from '../support/clients.js';
+import { sample } from '../support/exposition.js';
 import { MCP_POST_HEADERS } from '../support/handles.js';
 import { freePort } from '../support/ports.js';
 import { prometheusInstalled, type RunningPrometheus, startPrometheus } from '../support/prometheus.js';
 import { jsonReply, parseJsonBody, type RawUpstream, startRawUpstream } from '../support/raw-upstream.js';
 import { startTestEdge, type TestEdge } from '../support/start-edge.js';
+import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const ALERTS_FILE = new URL('../../deploy/prometheus/alerts.yaml', import.meta.url);
 const KiB = 1024;
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
 /** What a message of each tool weighs against its 32 KiB ceiling. */
 const SIZES: Record<string, number> = {
   near: 28_000, // 85%: near
@@ -228,6 +237,38 @@ describe('the alert rules against a real edge and a real Prometheus', () => {
       'McpEdgeUpstreamAtCapacity resolved',
     );
   }, 200_000);
+
+  it('a stdio upstream at maxProcesses answers 503s the capacity rule selects (status 503, outcome refused)', async () => {
+    const stdio = await startStdioEdge(STDIO_SERVERS.v1Fixture, {
+      stdioYaml: '    maxProcesses: 1',
+      metrics: true,
+    });
+    try {
+      const first = await connectV1Client(stdio.url);
+      try {
+        const refused = await fetch(stdio.url, {
+          method: 'POST',
+          headers: MCP_POST_HEADERS,
+          body: INITIALIZE,
+        });
+        await refused.arrayBuffer();
+        expect(refused.status).toBe(503);
+      } finally {
+        await first.close();
+      }
+      const text = await (await fetch(stdio.metricsUrl ?? '')).text();
+      // The capacity rule's own selector, read from the shipped file.
+      const rule = (parseYaml(readFileSync(ALERTS_FILE, 'utf8')) as { groups: { rules: Rule[] }[] }).groups
+        .flatMap((g) => g.rules)
+        .find((r) => r.alert === 'McpEdgeUpstreamAtCapacity');
+      expect(rule?.expr).toContain(
+        'mcp_edge_requests_total{status="503", outcome=~"refused|upstream_capacity"}',
+      );
+      expect(sample(text, 'mcp_edge_requests_total', { status: '503', outcome: 'refused' })).toBe(1);
+    } finally {
+      await stdio.stop();
+    }
+  }, 60_000);
 
   it('a refused config file fires McpEdgeConfigReloadFailed; the fixed file resolves it', async () => {
     const file = edge.configFile ?? '';
