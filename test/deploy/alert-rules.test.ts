@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prometheusInstalled, promtool } from '../support/prometheus.js';
 import { runbook, SCENARIOS, type Scenario } from './alert-scenarios.js';
-import { at, headingAnchors, KUBERNETES_DIR, listAt, repoPath, yamlMapping } from './repo-files.js';
+import {
+  at,
+  headingAnchors,
+  KUBERNETES_DIR,
+  listAt,
+  repoPath,
+  sidecarManifests,
+  yamlMapping,
+} from './repo-files.js';
 
 const ALERTS_FILE = repoPath('deploy/prometheus/alerts.yaml');
 const RULE_MANIFEST = join(KUBERNETES_DIR, 'prometheusrule.yaml');
@@ -110,6 +118,24 @@ describe('the rules as shipped', () => {
       expect(rule.annotations.runbook_url, rule.alert).toBe(runbook(rule.alert));
       expect(anchors.has(rule.alert.toLowerCase()), `docs/operations.md has no ### ${rule.alert}`).toBe(true);
     }
+  });
+
+  it("McpEdgeDown watches the jobs the shipped scrape configs and the ServiceMonitor's Service make", () => {
+    const down = rules.find((r) => r.alert === 'McpEdgeDown');
+    const pattern = /up\{job=~"([^"]+)"\} == 0/.exec(down?.expr ?? '')?.[1];
+    expect(pattern).toBeDefined();
+    const jobs = [
+      ...['deploy/prometheus/prometheus.yml', 'deploy/compose/prometheus.yml'].flatMap((file) =>
+        listAt(yamlMapping(repoPath(file)), 'scrape_configs').map((job) => String(at(job, 'job_name'))),
+      ),
+      // The Prometheus Operator names a ServiceMonitor's job after the Service it selects.
+      ...sidecarManifests()
+        .filter((m) => m.value.kind === 'Service')
+        .filter((m) => listAt(m.value, 'spec', 'ports').some((port) => at(port, 'name') === 'metrics'))
+        .map((m) => String(at(m.value, 'metadata', 'name'))),
+    ];
+    expect(jobs).toEqual(['mcp-edge', 'mcp-edge', 'mcp-server-metrics']);
+    for (const job of jobs) expect(new RegExp(`^(?:${pattern})$`).test(job), job).toBe(true);
   });
 
   it('no annotation runs two template values together', () => {
