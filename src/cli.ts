@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { describeUpstream, formatExplanation } from './config/explain.js';
 import {
@@ -17,6 +16,7 @@ import { formatHostExplanation } from './hosts/explain-host.js';
 import { DEFAULT_HOST_BUDGETS, HostTable } from './hosts/host-table.js';
 import { ListenError, startEdge } from './run.js';
 import { sha256Hex } from './tenancy/tenant-resolver.js';
+import { packageVersion } from './version.js';
 
 const USAGE = `Usage:
   mcp-edge --config FILE                 run the proxy with a YAML config
@@ -39,13 +39,6 @@ const USAGE = `Usage:
 Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.`;
 
 class UsageError extends Error {}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
 
 function portOption(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -187,7 +180,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.version) {
-    process.stdout.write(`${version()}\n`);
+    process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
   const [command, ...rest] = positionals;

@@ -140,7 +140,14 @@ export async function startEdge(
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
   const upstream = upstreamOf(config, log);
-  const metrics = config.metrics.enabled ? createEdgeMetrics({ upstream: upstream.label }) : undefined;
+  const metrics = config.metrics.enabled
+    ? createEdgeMetrics({
+        upstream: upstream.label,
+        nearCeilingPercent: config.metrics.nearCeilingPercent,
+        tokenHistograms: config.metrics.tokenHistograms,
+        toolLabels: config.metrics.toolLabels,
+      })
+    : undefined;
   const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
 
   // The metrics listener first: once the MCP listener is up (and has said so), nothing else can fail.
@@ -197,6 +204,7 @@ export async function startEdge(
       return { ok: false, error };
     }
     if (next.sha256 === current.sha256) {
+      metrics?.configReloaded('unchanged');
       log.info(
         { file: next.source, configSha256: next.sha256 },
         'config reload: the file is unchanged; the running config stays in force',

@@ -115,7 +115,9 @@ export const messageSizeCheck: MessageCheck = (ctx, message) => {
     ctx.direction === 'request'
       ? limits.request.maxMessageBytes.value
       : limits.response.maxMessageBytes.value;
-  if (ceiling === null || message.bytes <= ceiling) return undefined;
+  if (ceiling === null) return undefined;
+  ctx.observer.ceilingMeasured?.(ctx.direction, limit, ceiling, message.bytes, message.subject);
+  if (message.bytes <= ceiling) return undefined;
   return {
     limit,
     direction: ctx.direction,

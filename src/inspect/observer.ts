@@ -1,6 +1,12 @@
 // What the inspectors report while they work. The metrics registry and the exchange log implement it;
 // the inspectors never know which.
-import type { Direction, LimitViolation, MessageMeasurement, MessageSubject } from '../core/types.js';
+import type {
+  Direction,
+  LimitName,
+  LimitViolation,
+  MessageMeasurement,
+  MessageSubject,
+} from '../core/types.js';
 import type { HostBudgetObservation } from '../hosts/host-judge.js';
 import type { ToolAnswerError, ToolDescriptorWeight } from './tool-answers.js';
 
@@ -11,6 +17,17 @@ export interface InspectionObserver {
   message(direction: Direction, measurement: MessageMeasurement, subject: MessageSubject): void;
   /** A ceiling tripped: `rejected` when enforced, `observed` in observe mode. */
   limitExceeded(violation: LimitViolation, action: LimitAction): void;
+  /**
+   * A message's size against the ceiling that applied to it (its tool's, method's or tenant's), whether or not
+   * it crossed it: where the ceiling is known, so how near a message came to its own ceiling is exact.
+   */
+  ceilingMeasured?(
+    direction: Direction,
+    limit: LimitName,
+    ceiling: number,
+    bytes: number,
+    subject: MessageSubject,
+  ): void;
   /** A message that is not JSON-RPC (not JSON, or not a JSON-RPC shape); it is forwarded as it is. */
   unparsable(direction: Direction, bytes: number, reason: string): void;
   /** The tool names of a `tools/list` result from the upstream (the server's own tools). */
@@ -31,6 +48,9 @@ export function combineObservers(...observers: InspectionObserver[]): Inspection
     },
     limitExceeded: (v, a) => {
       for (const o of observers) o.limitExceeded(v, a);
+    },
+    ceilingMeasured: (d, l, c, b, s) => {
+      for (const o of observers) o.ceilingMeasured?.(d, l, c, b, s);
     },
     unparsable: (d, b, r) => {
       for (const o of observers) o.unparsable(d, b, r);

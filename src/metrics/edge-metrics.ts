@@ -19,7 +19,8 @@ import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
 import { type CounterCell, counterCell, type HistogramCell, histogramCell } from './fast-children.js';
-import { boundHttpMethod, boundStatus, LabelGuard } from './label-guard.js';
+import { boundHttpMethod, boundStatus, LabelGuard, type ToolLabels, toolLabelGuard } from './label-guard.js';
+import { recordConfigLoad, recordRuntimeInfo } from './runtime-info.js';
 import { createToolRecorders, type ToolRecorders } from './tool-metrics.js';
 
 export interface EdgeMetrics extends ToolRecorders {
@@ -37,7 +38,11 @@ export interface EdgeMetrics extends ToolRecorders {
   untrustedTenantHeader(): void;
   /** A message of the upstream's that reached no client (src/upstream/upstream.ts UndeliveredReason). */
   undelivered(tenant: string, reason: string): void;
-  configReloaded(result: 'success' | 'failure'): void;
+  /**
+   * A reload's result: the last-reload gauges (success, timestamp) set, and counted unless `unchanged` (a file
+   * read again with the content that runs: a success for the gauges, which a fix back to that content resolves).
+   */
+  configReloaded(result: 'success' | 'failure' | 'unchanged'): void;
   /** Info metric: mcp_edge_config_info{sha256, source} 1 (old series removed on change). */
   configLoaded(sha256: string, source: string): void;
   /**
@@ -57,10 +62,17 @@ export interface EdgeMetricsOptions {
   maxMethodLabels?: number;
   /** prom-client's default process metrics (default true). */
   collectDefault?: boolean;
+  /** metrics.nearCeilingPercent: a message above this percentage of its ceiling counts as near it (default 80). */
+  nearCeilingPercent?: number;
+  /** metrics.tokenHistograms: export mcp_edge_message_estimated_tokens (default true). */
+  tokenHistograms?: boolean;
+  /** metrics.toolLabels: `all` (bounded by maxToolLabels), `none`, or the only tool names that keep their label. */
+  toolLabels?: ToolLabels;
 }
 
 export const DEFAULT_MAX_TOOL_LABELS = 200;
 export const DEFAULT_MAX_METHOD_LABELS = 100;
+export const DEFAULT_NEAR_CEILING_PERCENT = 80;
 
 /** mcp_edge_limit_bytes carries the byte ceilings of the table; a count ceiling shows in mcp_edge_limit_exceeded_total. */
 const BYTE_CEILINGS = ceilingsIn('bytes');
@@ -150,6 +162,7 @@ class SubjectSlot {
   private readonly sizes: Partial<Record<MessageKind, HistogramChild>> = {};
   private readonly channels: Partial<Record<ResultChannelName, HistogramChild>> = {};
   private readonly exceeded = new Map<string, CounterChild>();
+  private readonly near = new Map<string, CounterChild>();
   private tokensChild: HistogramChild | undefined;
   private duplicatedChild: CounterChild | undefined;
 
@@ -191,6 +204,16 @@ class SubjectSlot {
     return this.duplicatedChild;
   }
 
+  nearCeiling(limit: LimitName): CounterChild {
+    let child = this.near.get(limit);
+    if (child === undefined) {
+      const { direction, method, tool, tenant } = this;
+      child = counterCell(this.families.nearCeiling, { limit, direction, tenant, method, tool });
+      this.near.set(limit, child);
+    }
+    return child;
+  }
+
   limitExceeded(limit: LimitName, action: LimitAction): CounterChild {
     const key = `${limit} ${action}`;
     let child = this.exceeded.get(key);
@@ -203,8 +226,20 @@ class SubjectSlot {
   }
 }
 
+/** What a tenant's observer records beyond the always-on families. */
+interface Recording {
+  tokens: boolean;
+  nearCeilingPercent: number;
+}
+
 /** The observer for one tenant. Its slots are bounded by the label guards: directions x methods x tools. */
-function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Guards): InspectionObserver {
+function createTenantObserver(
+  tenant: string,
+  families: EdgeFamilies,
+  guards: Guards,
+  recording: Recording,
+): InspectionObserver {
+  const { tokens, nearCeilingPercent } = recording;
   const slots: Record<Direction, Map<string, Map<string, SubjectSlot>>> = {
     request: new Map(),
     response: new Map(),
@@ -235,7 +270,7 @@ function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Gu
     message(direction: Direction, m: MessageMeasurement, subject: MessageSubject): void {
       const slot = slotFor(direction, subject.method, subject.tool);
       slot.size(m.kind).observe(m.envelopeBytes);
-      slot.tokens().observe(m.estimatedTokens);
+      if (tokens) slot.tokens().observe(m.estimatedTokens);
       const channels = m.channels;
       if (channels !== undefined) {
         for (const channel of CHANNEL_NAMES) {
@@ -247,6 +282,10 @@ function createTenantObserver(tenant: string, families: EdgeFamilies, guards: Gu
     },
     limitExceeded(v: LimitViolation, action: LimitAction): void {
       slotFor(v.direction, v.method, v.tool).limitExceeded(v.limit, action).inc();
+    },
+    ceilingMeasured(direction, limit, ceiling, bytes, subject): void {
+      if (bytes * 100 > ceiling * nearCeilingPercent)
+        slotFor(direction, subject.method, subject.tool).nearCeiling(limit).inc();
     },
     unparsable(direction: Direction): void {
       unparsable[direction] ??= counterCell(families.unparsableMessages, { direction, tenant });
@@ -263,10 +302,15 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
   // Credentials in upstream.url never become a label value.
   registry.setDefaultLabels({ [UPSTREAM_LABEL]: redactUrl(opts.upstream) });
   if (opts.collectDefault ?? true) collectDefaultMetrics({ register: registry });
-  const families = createFamilies(registry);
+  const recording: Recording = {
+    tokens: opts.tokenHistograms ?? true,
+    nearCeilingPercent: opts.nearCeilingPercent ?? DEFAULT_NEAR_CEILING_PERCENT,
+  };
+  const families = createFamilies(registry, { tokenHistograms: recording.tokens });
+  recordRuntimeInfo(registry, families);
   const guards: Guards = {
     method: new LabelGuard(opts.maxMethodLabels ?? DEFAULT_MAX_METHOD_LABELS),
-    tool: new LabelGuard(opts.maxToolLabels ?? DEFAULT_MAX_TOOL_LABELS),
+    tool: toolLabelGuard(opts.maxToolLabels ?? DEFAULT_MAX_TOOL_LABELS, opts.toolLabels ?? 'all'),
   };
   // Both results exist from the start at 0, so the first failed reload is an increase Prometheus can see.
   families.configReloads.labels({ result: 'success' }).inc(0);
@@ -283,7 +327,8 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
     ...createToolRecorders(families, guards),
     observerFor(tenant) {
       return (
-        observers.get(tenant) ?? remember(observers, tenant, createTenantObserver(tenant, families, guards))
+        observers.get(tenant) ??
+        remember(observers, tenant, createTenantObserver(tenant, families, guards, recording))
       );
     },
     exchangeFinished({ tenant, httpMethod, status, outcome }) {
@@ -334,7 +379,8 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
       families.undeliveredMessages.inc({ reason, tenant });
     },
     configReloaded(result) {
-      families.configReloads.inc({ result });
+      if (result !== 'unchanged') families.configReloads.inc({ result });
+      recordConfigLoad(families, result !== 'failure');
     },
     configLoaded(sha256, source) {
       families.configInfo.reset();

@@ -4,8 +4,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /**
- * Powers of 2 from 256 B to 64 MiB (19 buckets). Factor 2 rather than 4 so that a p99 near a ceiling is
- * interpolated within a bucket at most twice as wide as the value, which the 80% headroom alert needs.
+ * Powers of 2 from 256 B to 64 MiB (19 buckets), for the size panels. How near a message came to its own
+ * ceiling is counted exactly (mcp_edge_near_ceiling_messages_total), not read from these buckets.
  */
 export const BYTE_BUCKETS: readonly number[] = Object.freeze(
   Array.from({ length: 19 }, (_, i) => 2 ** (8 + i)),
@@ -31,7 +31,7 @@ export const UPSTREAM_LABEL = 'upstream';
 
 export const METRIC_NAMES = Object.freeze({
   messageBytes: 'mcp_edge_message_bytes',
-  messageTokens: 'mcp_edge_message_tokens_estimated',
+  messageTokens: 'mcp_edge_message_estimated_tokens',
   resultChannelBytes: 'mcp_edge_result_channel_bytes',
   duplicatedBytes: 'mcp_edge_duplicated_bytes_total',
   limitExceeded: 'mcp_edge_limit_exceeded_total',
@@ -46,16 +46,27 @@ export const METRIC_NAMES = Object.freeze({
   configReloads: 'mcp_edge_config_reloads_total',
   configInfo: 'mcp_edge_config_info',
   hostBudgetExceeded: 'mcp_edge_host_budget_exceeded_total',
-  hostBudgetShare: 'mcp_edge_host_budget_share',
+  hostBudgetRatio: 'mcp_edge_host_budget_ratio',
   callDuration: 'mcp_edge_call_duration_seconds',
   toolErrors: 'mcp_edge_tool_errors_total',
   toolDescriptorBytes: 'mcp_edge_tool_descriptor_bytes',
   toolCatalogBytes: 'mcp_edge_tool_catalog_bytes',
   toolCatalogTools: 'mcp_edge_tool_catalog_tools',
+  nearCeiling: 'mcp_edge_near_ceiling_messages_total',
+  buildInfo: 'mcp_edge_build_info',
+  configLastReloadSuccess: 'mcp_edge_config_last_reload_success',
+  configLastReloadTimestamp: 'mcp_edge_config_last_reload_timestamp_seconds',
+  memoryLimit: 'mcp_edge_memory_limit_bytes',
 });
 
+/** What the operator chose to export (metrics.tokenHistograms); the rest of the families are always there. */
+export interface FamilyOptions {
+  /** mcp_edge_message_estimated_tokens (default true). */
+  tokenHistograms?: boolean;
+}
+
 /** Creates every family on `registry` (each family exists once per registry). */
-export function createFamilies(registry: Registry) {
+export function createFamilies(registry: Registry, options: FamilyOptions = {}) {
   const registers = [registry];
   return {
     messageBytes: new Histogram({
@@ -70,7 +81,8 @@ export function createFamilies(registry: Registry) {
       help: 'Rough token estimate of every JSON-RPC message (observational only).',
       labelNames: ['direction', 'method', 'tool', 'tenant'] as const,
       buckets: [...TOKEN_BUCKETS],
-      registers,
+      // metrics.tokenHistograms: false keeps the family out of the registry (nothing is observed into it).
+      registers: options.tokenHistograms === false ? [] : registers,
     }),
     resultChannelBytes: new Histogram({
       name: METRIC_NAMES.resultChannelBytes,
@@ -157,9 +169,9 @@ export function createFamilies(registry: Registry) {
       labelNames: ['host', 'tenant', 'tool', 'unit', 'action'] as const,
       registers,
     }),
-    hostBudgetShare: new Histogram({
-      name: METRIC_NAMES.hostBudgetShare,
-      help: 'Size of each tool result as a share of the calling host budget (1 = the budget; below 0.5 an upper bound from raw bytes, tokens as bytes/4).',
+    hostBudgetRatio: new Histogram({
+      name: METRIC_NAMES.hostBudgetRatio,
+      help: 'Size of each tool result as a ratio to the budget of the host that called (1 = the budget; below 0.5 an upper bound from raw bytes, tokens as bytes/4).',
       labelNames: ['host', 'tenant'] as const,
       buckets: [...SHARE_BUCKETS],
       registers,
@@ -173,7 +185,7 @@ export function createFamilies(registry: Registry) {
     }),
     toolErrors: new Counter({
       name: METRIC_NAMES.toolErrors,
-      help: 'Tool calls the MCP server answered with an error: kind=is_error (a result with isError: true) or jsonrpc_error. The edge own refusals are not counted here.',
+      help: 'Tool calls the MCP server answered with an error: kind=is_error (a result with isError: true) or jsonrpc_error. Refusals by the edge itself are not counted here.',
       labelNames: ['tenant', 'tool', 'kind'] as const,
       registers,
     }),
@@ -193,6 +205,33 @@ export function createFamilies(registry: Registry) {
       name: METRIC_NAMES.toolCatalogTools,
       help: 'Distinct tools listed by the MCP server (every page).',
       labelNames: ['tenant'] as const,
+      registers,
+    }),
+    nearCeiling: new Counter({
+      name: METRIC_NAMES.nearCeiling,
+      help: 'Messages larger than metrics.nearCeilingPercent percent of the ceiling that applied to them (their tool, method or tenant ceiling), those over it included. Divided by mcp_edge_message_bytes_count: the share of messages near their ceiling.',
+      labelNames: ['limit', 'direction', 'tenant', 'method', 'tool'] as const,
+      registers,
+    }),
+    buildInfo: new Gauge({
+      name: METRIC_NAMES.buildInfo,
+      help: 'The mcp-edge version and the Node.js version it runs on (always 1).',
+      labelNames: ['version', 'node'] as const,
+      registers,
+    }),
+    configLastReloadSuccess: new Gauge({
+      name: METRIC_NAMES.configLastReloadSuccess,
+      help: 'Whether the last configuration load succeeded (1) or was refused (0, the previous configuration stays in force). The start counts as the first load.',
+      registers,
+    }),
+    configLastReloadTimestamp: new Gauge({
+      name: METRIC_NAMES.configLastReloadTimestamp,
+      help: 'Unix time of the last configuration load, successful or not (the start counts as the first).',
+      registers,
+    }),
+    memoryLimit: new Gauge({
+      name: METRIC_NAMES.memoryLimit,
+      help: 'The memory limit of the container or cgroup mcp-edge runs in, in bytes (absent when there is none). Compare with process_resident_memory_bytes.',
       registers,
     }),
   };

@@ -26,7 +26,14 @@ export class LabelGuard {
   private readonly listed = new Set<string>();
   private reserved: ReadonlySet<string> = new Set();
 
-  constructor(readonly cap: number) {
+  /**
+   * `only`: the operator's own list (metrics.toolLabels): exactly these values keep their label, everything
+   * else is `__other__`, whatever the config reserves or the upstream lists.
+   */
+  constructor(
+    readonly cap: number,
+    private readonly only?: ReadonlySet<string>,
+  ) {
     if (!Number.isInteger(cap) || cap < 0)
       throw new RangeError(`label cap must be a non-negative integer, got ${cap}`);
   }
@@ -34,6 +41,7 @@ export class LabelGuard {
   /** The label value to record for `value`. Cheap for values already seen: two set lookups. */
   bound(value: string | undefined): string {
     if (value === undefined || value === '') return '';
+    if (this.only !== undefined) return this.only.has(value) ? value : OTHER_LABEL;
     if (this.admitted.has(value) || this.reserved.has(value) || this.listed.has(value)) return value;
     if (this.admitted.size >= this.cap || !fitsAsLabel(value)) return OTHER_LABEL;
     this.admitted.add(value);
@@ -42,6 +50,7 @@ export class LabelGuard {
 
   /** The label `value` already has, or `__other__`: never takes a slot (for names that are not wire traffic). */
   peek(value: string): string {
+    if (this.only !== undefined) return this.only.has(value) ? value : OTHER_LABEL;
     return this.admitted.has(value) || this.reserved.has(value) || this.listed.has(value)
       ? value
       : OTHER_LABEL;
@@ -71,6 +80,14 @@ export class LabelGuard {
   get admittedCount(): number {
     return this.admitted.size;
   }
+}
+
+/** metrics.toolLabels: `all` (the bounded guard above), `none`, or the only tool names that keep their label. */
+export type ToolLabels = 'all' | 'none' | readonly string[];
+
+export function toolLabelGuard(cap: number, labels: ToolLabels): LabelGuard {
+  if (labels === 'all') return new LabelGuard(cap);
+  return new LabelGuard(cap, new Set(labels === 'none' ? [] : labels));
 }
 
 const HTTP_METHODS: ReadonlySet<string> = new Set([

@@ -39,7 +39,7 @@ function tenantToolObserver(
 ): InspectionObserver {
   const errors = new Map<string, Child<'toolErrors'>>();
   const exceeded = new Map<string, Child<'hostBudgetExceeded'>>();
-  const shares = new Map<string, Child<'hostBudgetShare'>>();
+  const shares = new Map<string, Child<'hostBudgetRatio'>>();
   const catalog = new Map<string, number>();
   return {
     message() {},
@@ -53,7 +53,7 @@ function tenantToolObserver(
       ).inc();
     },
     hostBudget(o: HostBudgetObservation) {
-      cached(shares, o.host, () => families.hostBudgetShare.labels({ host: o.host, tenant })).observe(
+      cached(shares, o.host, () => families.hostBudgetRatio.labels({ host: o.host, tenant })).observe(
         o.share,
       );
       const over = o.over;

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes.js';
-import { filesUnder, repoPath } from './repo-files.js';
+import { filesUnder, headingAnchors, repoPath } from './repo-files.js';
 
 const documents = [repoPath('README.md'), ...filesUnder(repoPath('docs'), ['.md'])];
 
@@ -16,22 +16,6 @@ function linkTargets(markdown: string): string[] {
   return [...prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map(
     (match) => match[1] ?? '',
   );
-}
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-function headingAnchors(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '');
-  for (const match of prose.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = (match[1] ?? '')
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    let anchor = base;
-    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
-    anchors.add(anchor);
-  }
-  return anchors;
 }
 
 function brokenLinks(file: string): string[] {

@@ -4,6 +4,7 @@
 // - the generated TypeScript types: unknown fields. The validators accept those, but the API server
 //   refuses them (kubectl's default strict field validation), so a misspelt `readinesProbe` must fail here.
 import { join } from 'node:path';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
@@ -46,6 +47,11 @@ const MODELS: Readonly<Record<string, KindModel>> = {
     typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor',
     typeName: 'IServiceMonitor',
     validate: (value) => new ServiceMonitor(value as ModelInput<typeof ServiceMonitor>).validate(),
+  },
+  'monitoring.coreos.com/v1/PrometheusRule': {
+    typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule',
+    typeName: 'IPrometheusRule',
+    validate: (value) => new PrometheusRule(value as ModelInput<typeof PrometheusRule>).validate(),
   },
 };
 

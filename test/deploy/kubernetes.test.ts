@@ -110,6 +110,7 @@ describe('the Kubernetes sidecar example (deploy/kubernetes)', () => {
     expect(manifests.map((manifest) => manifest.value.kind).sort()).toEqual([
       'ConfigMap',
       'Deployment',
+      'PrometheusRule',
       'Service',
       'Service',
       'ServiceMonitor',

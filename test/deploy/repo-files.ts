@@ -205,3 +205,19 @@ export function memoryQuantityBytes(quantity: unknown): number {
   if (match === null) throw new Error(`not a memory quantity: ${String(quantity)}`);
   return Number(match[1]) * (QUANTITY_UNITS[match[2] ?? ''] ?? Number.NaN);
 }
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, '');
+  for (const match of prose.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = (match[1] ?? '')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}

@@ -61,11 +61,11 @@ describe('host budgets', () => {
     const hosts = samples(text, 'mcp_edge_host_budget_exceeded_total').map((s) => s.labels.host);
     expect(new Set(hosts)).toEqual(new Set(['claude-code', 'gemini-cli']));
     // Headroom: claude-code saw one call over 1 and one far within (the small echo).
-    expect(sample(text, 'mcp_edge_host_budget_share_count', { host: 'claude-code', tenant: 'default' })).toBe(
+    expect(sample(text, 'mcp_edge_host_budget_ratio_count', { host: 'claude-code', tenant: 'default' })).toBe(
       2,
     );
     expect(
-      sample(text, 'mcp_edge_host_budget_share_bucket', { host: 'claude-code', tenant: 'default', le: '1' }),
+      sample(text, 'mcp_edge_host_budget_ratio_bucket', { host: 'claude-code', tenant: 'default', le: '1' }),
     ).toBe(1);
   });
 

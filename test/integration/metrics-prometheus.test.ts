@@ -198,6 +198,11 @@ function feedTraffic(metrics: EdgeMetrics): void {
   acme.message('response', result(900_000, { content_text: 440_000, structured: 440_000 }, 440_000), EXPORT);
   acme.message('response', result(1_700_000), { method: 'resources/read', tool: undefined });
   acme.message('response', result(5_000), { method: 'tools/list', tool: undefined });
+  // Each against the ceiling the resolver applies to it (as messageSizeCheck reports it).
+  const near = 'response.maxMessageBytes';
+  acme.ceilingMeasured?.('response', near, MiB, 900_000, EXPORT);
+  acme.ceilingMeasured?.('response', near, 2 * MiB, 1_700_000, { method: 'resources/read', tool: undefined });
+  acme.ceilingMeasured?.('response', near, 4 * MiB, 5_000, { method: 'tools/list', tool: undefined });
   for (const action of ['rejected', 'rejected', 'observed'] as const) {
     acme.limitExceeded(
       {
@@ -223,6 +228,7 @@ function feedTraffic(metrics: EdgeMetrics): void {
     ['acme', 200, 'response_replaced'],
     ['acme', 413, 'refused'],
     ['acme', 502, 'upstream_unreachable'],
+    ['acme', 503, 'upstream_capacity'],
     ['globex', 200, 'forwarded'],
   ] as const) {
     metrics.exchangeFinished({ tenant, httpMethod: 'POST', status, outcome });
@@ -344,7 +350,7 @@ describe('metrics scraped by a real Prometheus', () => {
     expect(families).toEqual(
       expect.arrayContaining([
         'mcp_edge_message_bytes_bucket',
-        'mcp_edge_message_tokens_estimated_bucket',
+        'mcp_edge_message_estimated_tokens_bucket',
         'mcp_edge_result_channel_bytes_bucket',
         'mcp_edge_duplicated_bytes_total',
         'mcp_edge_limit_exceeded_total',
@@ -357,6 +363,10 @@ describe('metrics scraped by a real Prometheus', () => {
         'mcp_edge_untrusted_tenant_header_total',
         'mcp_edge_config_reloads_total',
         'mcp_edge_config_info',
+        'mcp_edge_near_ceiling_messages_total',
+        'mcp_edge_build_info',
+        'mcp_edge_config_last_reload_success',
+        'mcp_edge_config_last_reload_timestamp_seconds',
       ]),
     );
     const withoutUpstream = await prom.query(`{__name__=~"mcp_edge_.*", upstream!="${UPSTREAM}"}`);
@@ -454,18 +464,27 @@ describe('metrics scraped by a real Prometheus', () => {
   it('every alert expression parses and returns data, and each alert goes pending or firing', async () => {
     expect(alertGroups.map((g) => g.name)).toEqual(['mcp-edge']);
     expect(alertRules.map((r) => r.alert)).toEqual([
+      'McpEdgeDown',
       'McpEdgeRefusedResponsesSpike',
       'McpEdgeTenantNearCeiling',
       'McpEdgeHostBudgetOverflow',
+      'McpEdgeUpstreamFailures',
+      'McpEdgeUpstreamAtCapacity',
+      'McpEdgeMemoryNearLimit',
       'McpEdgeConfigReloadFailed',
     ]);
-    for (const rule of alertRules) {
+    // The listener stays up and this process has no memory limit: those two rules are evaluated against
+    // scripted series (test/deploy/alert-rules.test.ts) and McpEdgeDown against a stopped edge
+    // (test/integration/alerts-live.test.ts).
+    const tripped = alertRules.filter((r) => !['McpEdgeDown', 'McpEdgeMemoryNearLimit'].includes(r.alert));
+    for (const rule of tripped) {
       expect(rule.annotations?.summary, rule.alert).toBeTruthy();
       expect(rule.annotations?.description, rule.alert).toBeTruthy();
       const data = await queryUntilData(prom, rule.expr);
       expect(hasData(data), `${rule.alert}: ${rule.expr}`).toBe(true);
     }
-    const nearCeiling = (await prom.query(alertRules[1]?.expr ?? '')) as { result: VectorSample[] };
+    const nearCeilingRule = alertRules.find((r) => r.alert === 'McpEdgeTenantNearCeiling');
+    const nearCeiling = (await prom.query(nearCeilingRule?.expr ?? '')) as { result: VectorSample[] };
     expect(
       nearCeiling.result.map((s) => `${s.metric.tenant} ${s.metric.method} ${s.metric.tool ?? ''}`).sort(),
     ).toEqual(['acme resources/read ', 'acme tools/call export']);
@@ -498,18 +517,18 @@ describe('metrics scraped by a real Prometheus', () => {
     while (Date.now() < deadline) {
       active = ((await prom.api('/api/v1/alerts')) as { alerts: typeof active }).alerts;
       const names = new Set(active.map((a) => a.labels.alertname));
-      if (alertRules.every((r) => names.has(r.alert))) break;
+      if (tripped.every((r) => names.has(r.alert))) break;
       await sleep(500);
     }
     expect([...new Set(active.map((a) => a.labels.alertname))].sort()).toEqual(
-      alertRules.map((r) => r.alert).sort(),
+      tripped.map((r) => r.alert).sort(),
     );
     for (const alert of active) expect(['pending', 'firing']).toContain(alert.state);
   }, 45_000);
 
   it('promtool accepts the alert rules and the example Prometheus config', async () => {
     const rules = await promtool(['check', 'rules', ALERTS_FILE]);
-    expect(rules.stdout).toContain('SUCCESS: 4 rules found');
+    expect(rules.stdout).toContain('SUCCESS: 8 rules found');
     const config = await promtool(['check', 'config', PROMETHEUS_CONFIG]);
     expect(config.stdout).toContain('is valid prometheus config file syntax');
   });

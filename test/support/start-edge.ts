@@ -19,12 +19,14 @@ export interface TestEdge extends RunningEdge {
 export interface TestEdgeOptions {
   /** Extra lines under `upstream:` (indented two spaces). */
   upstreamYaml?: string;
-  /** Serve metrics on an ephemeral loopback port. */
-  metrics?: boolean;
+  /** Serve metrics on an ephemeral loopback port; a string adds its keys under `metrics:` (flow style, e.g. `tokenHistograms: false`). */
+  metrics?: boolean | string;
   /** Write the config to a temp file and load it from there, so it can be reloaded. */
   fromFile?: boolean;
   /** Listen on this port instead of an ephemeral one (when the config must name the edge's own URL). */
   port?: number;
+  /** Serve metrics on this port instead of an ephemeral one (a scraper that must find a restarted edge again). */
+  metricsPort?: number;
 }
 
 /** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
@@ -32,7 +34,9 @@ export function testEdgeYaml(upstreamUrl: string, yaml = '', extra: TestEdgeOpti
   return [
     `listen: { host: 127.0.0.1, port: ${extra.port ?? 0}, path: /mcp }`,
     `upstream:\n  url: ${upstreamUrl}${extra.upstreamYaml ? `\n${extra.upstreamYaml}` : ''}`,
-    extra.metrics ? 'metrics: { enabled: true, host: 127.0.0.1, port: 0 }' : 'metrics: { enabled: false }',
+    extra.metrics
+      ? `metrics: { enabled: true, host: 127.0.0.1, port: ${extra.metricsPort ?? 0}${typeof extra.metrics === 'string' ? `, ${extra.metrics}` : ''} }`
+      : 'metrics: { enabled: false }',
     'logging: { level: info }',
     yaml,
   ].join('\n');

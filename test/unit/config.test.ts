@@ -104,7 +104,15 @@ describe('valid files', () => {
         preserveHost: false,
         oauth: { discovery: true, paths: [] },
       },
-      metrics: { enabled: true, host: '127.0.0.1', port: 9464, path: '/metrics' },
+      metrics: {
+        enabled: true,
+        host: '127.0.0.1',
+        port: 9464,
+        path: '/metrics',
+        nearCeilingPercent: 80,
+        tokenHistograms: true,
+        toolLabels: 'all',
+      },
       server: {
         allowedHosts: [],
         allowedOrigins: [],

@@ -1,5 +1,6 @@
 // The metrics recorder without sockets: record through the API, read the registry back, exact values.
 
+import { totalmem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { emptyChannels } from '../../src/core/measure.js';
 import type {
@@ -12,6 +13,7 @@ import type {
 import { createEdgeMetrics, type EdgeMetrics } from '../../src/metrics/edge-metrics.js';
 import { BYTE_BUCKETS, METRIC_NAMES, TOKEN_BUCKETS } from '../../src/metrics/families.js';
 import { LabelGuard, MAX_LABEL_VALUE_LENGTH, OTHER_LABEL } from '../../src/metrics/label-guard.js';
+import { memoryLimitOf } from '../../src/metrics/runtime-info.js';
 
 const UPSTREAM = 'http://127.0.0.1:3000/mcp';
 
@@ -660,12 +662,12 @@ describe('the exposition', () => {
     );
     expect(Object.fromEntries(types)).toEqual({
       mcp_edge_message_bytes: 'histogram',
-      mcp_edge_message_tokens_estimated: 'histogram',
+      mcp_edge_message_estimated_tokens: 'histogram',
       mcp_edge_result_channel_bytes: 'histogram',
       mcp_edge_duplicated_bytes_total: 'counter',
       // Issue 15: host budgets, whole-call latency, tool errors, catalog weight.
       mcp_edge_host_budget_exceeded_total: 'counter',
-      mcp_edge_host_budget_share: 'histogram',
+      mcp_edge_host_budget_ratio: 'histogram',
       mcp_edge_call_duration_seconds: 'histogram',
       mcp_edge_tool_errors_total: 'counter',
       mcp_edge_tool_descriptor_bytes: 'gauge',
@@ -683,6 +685,15 @@ describe('the exposition', () => {
       mcp_edge_untrusted_tenant_header_total: 'counter',
       mcp_edge_config_reloads_total: 'counter',
       mcp_edge_config_info: 'gauge',
+      // Issue 25: what an operator reaches for on day two.
+      mcp_edge_near_ceiling_messages_total: 'counter',
+      mcp_edge_build_info: 'gauge',
+      mcp_edge_config_last_reload_success: 'gauge',
+      mcp_edge_config_last_reload_timestamp_seconds: 'gauge',
+      // Only where the process runs under a memory limit (a container's cgroup).
+      ...(memoryLimitOf(process.constrainedMemory(), totalmem()) === undefined
+        ? {}
+        : { mcp_edge_memory_limit_bytes: 'gauge' }),
     });
   });
 });
