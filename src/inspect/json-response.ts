@@ -2,8 +2,8 @@
 // byte for byte, or answered with a JSON-RPC error for the same id (HTTP 200: SDK clients surface only
 // a 2xx JSON-RPC error to the caller with its code and data).
 import { contiguousView, decodeUtf8 } from '../core/bytes.js';
+import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
-import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId } from '../core/types.js';

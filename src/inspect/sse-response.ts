@@ -1,8 +1,9 @@
 // Inspects an SSE response stream: every event is forwarded byte for byte as soon as it completes,
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
 import { decodeUtf8 } from '../core/bytes.js';
+import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
-import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
+import { splitTopLevel } from '../core/json-scan.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
 import { addToClient, type Framing, framing } from './framing.js';

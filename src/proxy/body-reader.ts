@@ -3,8 +3,8 @@
 // it will read the body, so a body over its ceiling gets the 413 instead.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { edgeFailure, edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
-import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
 import { pageOverBound } from '../inspect/pagination-guard.js';

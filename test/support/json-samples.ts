@@ -2,6 +2,8 @@
 // chunkings, and MCP-shaped messages.
 
 import fc from 'fast-check';
+import type { ByteSpan } from '../../src/core/json-scan.js';
+import { scanMessage } from '../../src/core/message-scan.js';
 
 export const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
 export const decode = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
@@ -130,4 +132,16 @@ export function items(count: number): Array<{ id: number; name: string; score: n
     score: n / 4,
     tags: n % 3 === 0 ? [] : ['a', `t${n % 5}`],
   }));
+}
+
+/**
+ * The spans, inside one message's bytes, of each element of `result.content` and of `result.structuredContent`,
+ * as the scan reads them (nothing for a text that is not one JSON value).
+ */
+export function toolResultSpans(bytes: Uint8Array): {
+  content: ByteSpan[];
+  structured: ByteSpan | undefined;
+} {
+  const result = scanMessage(bytes)?.result;
+  return { content: result?.blocks.map((block) => block.span) ?? [], structured: result?.structured };
 }
