@@ -1,7 +1,19 @@
 // The ceilings an operator sets: one table. The limit resolver, the config schema, `explain`, the config
 // printer, the metrics and the error contract all iterate it, so a ceiling is added here once.
 
-export type CeilingUnit = 'bytes' | 'messages';
+export type CeilingUnit = 'bytes' | 'messages' | 'levels';
+
+/** How a unit is named: in sentences (`1,000 levels`) and in an error's data (`limitLevels`, `observedLevels`). */
+const UNIT_NAMES: Readonly<Record<CeilingUnit, { word: string; data: string }>> = {
+  bytes: { word: 'bytes', data: 'Bytes' },
+  messages: { word: 'messages', data: 'Messages' },
+  levels: { word: 'levels', data: 'Levels' },
+};
+
+/** The word an error's data puts after `limit` and `observed` for a ceiling of this unit. */
+export function unitDataName(unit: CeilingUnit): string {
+  return UNIT_NAMES[unit].data;
+}
 
 export interface CeilingSpec {
   /** The config path under `limits` (and under every tenant's, method's and tool's block). */
@@ -27,7 +39,9 @@ const MiB = 1024 * KiB;
  * The built-in values: 4 MiB for a request body matches the TypeScript and Python SDK servers' own request
  * limit; 1 MiB for one request message matches nginx's default body limit; 10,000 messages in a batch is
  * far past any client's (batches exist in 2025-03-26 only) and bounds the work one small body can ask for;
- * 4 MiB for one response message leaves room for large tool results while bounding what the edge holds.
+ * 4 MiB for one response message leaves room for large tool results while bounding what the edge holds;
+ * 1,000 levels of nesting is far past any MCP message and stops bodies that recursive parsers and validators
+ * upstream can be knocked over by.
  */
 export const CEILINGS = [
   {
@@ -58,6 +72,16 @@ export const CEILINGS = [
     builtin: 10_000,
     what: 'Request batch',
     bounds: 'the JSON-RPC messages in one request body (a batch)',
+    perMethod: false,
+  },
+  {
+    name: 'request.maxJsonDepth',
+    direction: 'request',
+    key: 'maxJsonDepth',
+    unit: 'levels',
+    builtin: 1000,
+    what: 'JSON nesting in the request body',
+    bounds: 'how deep objects and arrays nest in one request body (a batch array is a level)',
     perMethod: false,
   },
   {
@@ -100,9 +124,11 @@ export function ceilingIn(block: CeilingBlock, ceiling: Ceiling): number | undef
   return section?.[ceiling.key];
 }
 
-/** A value of this ceiling as people read it: `1,048,576 bytes (1.00 MiB)` or `10,000 messages`. */
+/** A value of this ceiling as people read it: `1,048,576 bytes (1.00 MiB)`, `10,000 messages`, `1,000 levels`. */
 export function describeCeilingValue(ceiling: Pick<Ceiling, 'unit'>, value: number): string {
-  return ceiling.unit === 'bytes' ? describeBytes(value) : `${value.toLocaleString('en-US')} messages`;
+  return ceiling.unit === 'bytes'
+    ? describeBytes(value)
+    : `${value.toLocaleString('en-US')} ${UNIT_NAMES[ceiling.unit].word}`;
 }
 
 /** Sizes in messages: exact bytes first (what operators compare with the config), readable units after. */

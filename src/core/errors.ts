@@ -1,5 +1,5 @@
 // The error contract (docs/limits.md). Every error body mcp-edge sends is built here.
-import { ceilingNamed, describeCeilingValue } from './ceilings.js';
+import { ceilingNamed, describeCeilingValue, unitDataName } from './ceilings.js';
 import type { JsonRpcId, LimitViolation } from './types.js';
 
 /** A request refused whole (it never reached the upstream). */
@@ -62,9 +62,9 @@ export function limitMessage(v: LimitViolation): string {
   return `${what} is ${size}, over the ${v.limit} limit of ${describeCeilingValue(ceiling, v.limitValue)} set by the mcp-edge operator for tenant "${v.tenant}"`;
 }
 
-/** The error's data: limitBytes/observedBytes for a byte ceiling, limitMessages/observedMessages for a count. */
+/** The error's data: limitBytes/observedBytes for a byte ceiling, limitMessages/observedMessages for a count, limitLevels/observedLevels for nesting. */
 export function limitErrorData(v: LimitViolation): Record<string, unknown> {
-  const unit = ceilingNamed(v.limit).unit === 'bytes' ? 'Bytes' : 'Messages';
+  const unit = unitDataName(ceilingNamed(v.limit).unit);
   const data: Record<string, unknown> = {
     reason: 'limit_exceeded',
     direction: v.direction,

@@ -15,9 +15,6 @@ import {
   type Verdict,
 } from './message-verdict.js';
 
-/** What one push gives the relay: the framing result shared with JSON bodies. */
-export type InspectorOutput = Framing;
-
 /** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
 export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
   try {

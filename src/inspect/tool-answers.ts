@@ -11,11 +11,11 @@ import type { JudgeContext } from './message-verdict.js';
  */
 export function hostOfRequest(
   ctx: Pick<JudgeContext, 'hosts' | 'host' | 'noteHost'>,
-  value: unknown,
+  value: () => unknown,
   method: string | undefined,
 ): string | undefined {
   if (ctx.hosts === undefined) return undefined;
-  const identity = clientIdentityOf(value, method);
+  const identity = clientIdentityOf(value(), method);
   if (identity === undefined) return ctx.host;
   const host = ctx.hosts.hosts.hostOf(identity.name);
   if (method === 'initialize') ctx.noteHost?.(host);

@@ -214,6 +214,7 @@ function judgedBody(
   exchange.requestBytes = body.length;
   const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
   if (!verdict.ok) return new EdgeError(verdict.refusal);
+  exchange.bodyRouting = verdict.routing;
   const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
   const session = exchange.sessionId !== undefined ? ctx.sessions.known(exchange.sessionId) : undefined;
   if (listing !== undefined && session !== undefined) {

@@ -8,6 +8,7 @@ import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
 import type { HostJudgeContext } from '../hosts/host-judge.js';
 import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
+import type { BodyRouting } from '../inspect/body-routing.js';
 import type { JudgeContext } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
 import { PendingRequests } from '../inspect/pending-requests.js';
@@ -89,6 +90,8 @@ export interface Exchange {
   initializedHost: string | undefined;
   /** What the host-budget step needs, built once per exchange. */
   hostJudge: HostJudgeContext;
+  /** What the request body routes by on a stdio child, read when the body was judged. */
+  bodyRouting?: BodyRouting | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */

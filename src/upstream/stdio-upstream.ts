@@ -309,7 +309,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     }
     const ids = exchange.waiting;
     const initialize = ids.some((id) => exchange.pending.peek(id)?.method === 'initialize');
-    const routing = bodyRouting(body);
+    const routing = exchange.bodyRouting ?? bodyRouting([]);
     if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancelled.length > 0)) {
       refuseUnattributable(reply, exchange, routing);
       return;

@@ -337,6 +337,79 @@ describe('a count ceiling: request.maxBatchMessages', () => {
   });
 });
 
+describe('a nesting ceiling: request.maxJsonDepth', () => {
+  /** A tools/call whose body nests exactly `depth` levels (its object 1, params 2, arguments 3, then arrays). */
+  const nestedCall = (id: number, depth: number) =>
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"deep","arguments":{"v":${'['.repeat(depth - 3)}${']'.repeat(depth - 3)}}}}`;
+
+  it('a request nested past 1,000 levels gets 413 with the contract error, and nothing reaches the upstream', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
+    const edge = track(await startTestEdge(upstream.url, '', { metrics: true }));
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: nestedCall(7, 1001) });
+    expect(res.status).toBe(413);
+    const refused = (await res.json()) as {
+      id: unknown;
+      error: { code: number; message: string; data: unknown };
+    };
+    expect(refused.id).toBe(7);
+    expect(refused.error.code).toBe(-32600);
+    expect(refused.error.message).toContain('request.maxJsonDepth limit of 1,000 levels');
+    expect(refused.error.data).toEqual({
+      reason: 'limit_exceeded',
+      direction: 'request',
+      limit: 'request.maxJsonDepth',
+      limitLevels: 1000,
+      observedLevels: 1001,
+      observedLevelsIsLowerBound: false,
+      tenant: 'default',
+      method: 'tools/call',
+      tool: 'deep',
+      enforcedBy: 'mcp-edge',
+    });
+    expect(upstream.received).toHaveLength(0);
+    const metrics = await (await fetch(edge.metricsUrl ?? '')).text();
+    expect(metrics).toMatch(
+      /mcp_edge_limit_exceeded_total\{limit="request.maxJsonDepth",direction="request",action="rejected"[^}]*\} 1/,
+    );
+    // At the ceiling, the request goes through as sent.
+    const atCeiling = nestedCall(8, 1000);
+    expect((await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: atCeiling })).status).toBe(
+      200,
+    );
+    expect(upstream.received.map((r) => r.body.toString())).toEqual([atCeiling]);
+  });
+
+  it('the configured value decides: 20 levels refuses what the default forwards, a tenant with 0 has no ceiling', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
+    const edge = track(
+      await startTestEdge(
+        upstream.url,
+        [
+          'limits: { request: { maxJsonDepth: 20 } }',
+          'tenancy: { resolve: [{ header: x-tenant-id, trustedProxies: [127.0.0.1/32, "::1/128"] }] }',
+          'tenants: { open: { limits: { request: { maxJsonDepth: 0 } } } }',
+        ].join('\n'),
+      ),
+    );
+    const post = (body: string, tenant?: string) =>
+      fetch(edge.url, {
+        method: 'POST',
+        headers: tenant === undefined ? MCP_HEADERS : { ...MCP_HEADERS, 'x-tenant-id': tenant },
+        body,
+      });
+    expect((await post(nestedCall(1, 20))).status).toBe(200);
+    const over = await post(nestedCall(2, 21));
+    expect(over.status).toBe(413);
+    expect(((await over.json()) as { error: { data: unknown } }).error.data).toMatchObject({
+      limit: 'request.maxJsonDepth',
+      limitLevels: 20,
+      observedLevels: 21,
+    });
+    expect((await post(nestedCall(3, 5000), 'open')).status).toBe(200);
+    expect(upstream.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual([1, 3]);
+  });
+});
+
 describe('boundaries are counted in UTF-8 bytes', () => {
   // A response whose envelope is exactly `bytes` long, ending in a text of multi-byte characters.
   function envelopeOf(bytes: number, filler: string): string {

@@ -2,11 +2,12 @@
 // level of the SSE inspector and the session state: no sockets.
 import { describe, expect, it } from 'vitest';
 import type { LimitPolicy, LimitViolation } from '../../src/core/types.js';
+import type { Framing } from '../../src/inspect/framing.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
 import type { InspectionObserver } from '../../src/inspect/observer.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { openGetStream, type SessionState, SessionStore } from '../../src/inspect/session-store.js';
-import { type InspectorOutput, SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 
 const enc = new TextEncoder();
 const KiB = 1024;
@@ -64,7 +65,7 @@ function call(session: SessionState, id: number, tool: string): PendingRequests 
   return exchange;
 }
 
-function text(out: InspectorOutput[]): string {
+function text(out: Framing[]): string {
   return out
     .flatMap((o) => o.toClient.map((c) => (typeof c === 'string' ? c : Buffer.from(c).toString())))
     .join('');
