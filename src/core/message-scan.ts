@@ -335,21 +335,24 @@ export function scanJsonRpcBody(
   bytes: Uint8Array,
   maxBatchMessages: number | null = null,
 ): ScannedBody | OversizedBatch | undefined {
-  if (startsWithBom(bytes) || !isUtf8(bytes)) return undefined;
+  if (startsWithBom(bytes)) return undefined;
   const len = bytes.length;
   const start = skipWhitespace(bytes, 0);
   let end = len;
   while (end > start && isJsonWhitespace(bytes[end - 1])) end--;
   if (start === end) return undefined;
-  resetScanStats();
   if (bytes[start] !== OPEN_BRACKET) {
+    if (!isUtf8(bytes)) return undefined;
+    resetScanStats();
     const message = scanMessage(bytes.subarray(start, end));
     return message === undefined ? undefined : bodyOf(false, [message], 0);
   }
+  // A batch is counted from its structure first, as parseJsonRpcBody counts it, before its bytes are checked.
   const split = splitTopLevel(bytes);
   if (!split.ok) return undefined;
   if (maxBatchMessages !== null && split.spans.length > maxBatchMessages)
     return { batchMessages: split.spans.length };
+  if (!isUtf8(bytes)) return undefined;
   resetScanStats();
   const messages: ScannedMessage[] = [];
   for (const [from, to] of split.spans) {
