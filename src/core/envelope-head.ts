@@ -1,9 +1,9 @@
 // Recovering the envelope of a message too large to hold (its id, method, and whether it is a result or an
-// error) from the bytes as they pass, chunk by chunk, in constant memory.
+// error) from the bytes as they pass, chunk by chunk, in constant memory. Where a string ends is decided
+// by string-scan.ts, as for a whole message: a string JSON.parse would refuse stops the scan.
 
 import {
   asBuffer,
-  BACKSLASH,
   CLOSE_BRACE,
   CLOSE_BRACKET,
   COLON,
@@ -13,13 +13,8 @@ import {
   OPEN_BRACKET,
   QUOTE,
 } from './bytes.js';
+import { INVALID, scanStringPiece } from './string-scan.js';
 import type { JsonRpcId } from './types.js';
-
-/**
- * Past this many bytes without a quote, a native search is cheaper than the JS loop. Measured: 16-24 suits
- * both prose (quotes far apart) and JSON-in-text (escaped quotes every few bytes).
- */
-const SHORT_STRING_SCAN = 24;
 
 /** Byte classes for the nested-value loop: 0 means "nothing to do here". */
 const STRUCTURAL = new Uint8Array(256);
@@ -74,8 +69,9 @@ function parseCaptured(bytes: Uint8Array): unknown {
  */
 export class EnvelopeHeadScanner {
   private state = S_START;
-  /** The next byte inside the current string is escaped (a backslash ended the previous chunk). */
-  private escaped = false;
+  /** The start of an escape the previous chunk cut (at most `\uXXXX`), read with the next chunk. */
+  private readonly cut = new Uint8Array(16);
+  private cutLen = 0;
   /** Depth inside a nested top-level value (1 = just inside its opening bracket). */
   private nestedDepth = 0;
   private nestedInString = false;
@@ -127,6 +123,10 @@ export class EnvelopeHeadScanner {
         }
         case S_KEY: {
           const q = this.findStringEnd(buf, i);
+          if (q === -2) {
+            this.state = S_DEAD;
+            break;
+          }
           const end = q < 0 ? len : q + 1;
           this.captureKey(buf, i, end);
           i = end;
@@ -169,6 +169,10 @@ export class EnvelopeHeadScanner {
         }
         case S_STRING_VALUE: {
           const q = this.findStringEnd(buf, i);
+          if (q === -2) {
+            this.state = S_DEAD;
+            break;
+          }
           const end = q < 0 ? len : q + 1;
           this.captureValue(buf, i, end);
           i = end;
@@ -215,41 +219,41 @@ export class EnvelopeHeadScanner {
   }
 
   /**
-   * Index of the closing quote of the string being read, or -1 if it does not close in this chunk (then
-   * `escaped` records whether the chunk ended on an unpaired backslash).
+   * Index of the closing quote of the string being read, -1 if it does not close in this chunk, or -2 when
+   * it is no JSON string (string-scan.ts decides, as for a whole message). An escape the chunk cuts is
+   * kept in `cut` and read with the start of the next chunk.
    */
   private findStringEnd(buf: Buffer, from: number): number {
     const len = buf.length;
     let i = from;
-    if (this.escaped) {
-      if (i >= len) return -1;
-      this.escaped = false;
-      i++;
-    }
-    for (;;) {
-      const shortEnd = Math.min(len, i + SHORT_STRING_SCAN);
-      while (i < shortEnd) {
-        const c = buf[i]!;
-        if (c === QUOTE) return i;
-        i += c === BACKSLASH ? 2 : 1;
+    if (this.cutLen > 0) {
+      const before = this.cutLen;
+      const take = Math.min(len - i, this.cut.length - before);
+      this.cut.set(buf.subarray(i, i + take), before);
+      const joined = before + take;
+      const found = scanStringPiece(this.cut, 0, joined);
+      if (found === INVALID) return -2;
+      if (found >= 0) {
+        this.cutLen = 0;
+        return i + found - 1 - before;
       }
-      if (i > len) {
-        this.escaped = true;
+      const next = -2 - found;
+      if (next < before) {
+        // Still cut: this chunk ended before the escape did.
+        this.cut.copyWithin(0, next, joined);
+        this.cutLen = joined - next;
         return -1;
       }
-      if (i === len) return -1;
-      const q = buf.indexOf(QUOTE, i);
-      const stop = q < 0 ? len : q;
-      let b = stop - 1;
-      while (b >= i && buf[b] === BACKSLASH) b--;
-      const oddRun = ((stop - 1 - b) & 1) === 1;
-      if (q < 0) {
-        this.escaped = oddRun;
-        return -1;
-      }
-      if (!oddRun) return q;
-      i = q + 1;
+      this.cutLen = 0;
+      i += next - before;
     }
+    const found = scanStringPiece(buf, i, len);
+    if (found === INVALID) return -2;
+    if (found >= 0) return found - 1;
+    const next = -2 - found;
+    this.cut.set(buf.subarray(next, len));
+    this.cutLen = len - next;
+    return -1;
   }
 
   /** Skips through a nested top-level value; returns where this chunk's scan continues. */
@@ -259,6 +263,10 @@ export class EnvelopeHeadScanner {
     while (i < len) {
       if (this.nestedInString) {
         const q = this.findStringEnd(buf, i);
+        if (q === -2) {
+          this.state = S_DEAD;
+          return len;
+        }
         if (q < 0) return len;
         this.nestedInString = false;
         i = q + 1;

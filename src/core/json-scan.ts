@@ -19,7 +19,7 @@ import {
   OPEN_BRACKET,
   QUOTE,
 } from './bytes.js';
-import { scanString } from './string-scan.js';
+import { INVALID, scanString } from './string-scan.js';
 
 /** A byte range `[start, end)` inside a buffer. */
 export type ByteSpan = readonly [start: number, end: number];
@@ -28,7 +28,7 @@ export type ByteSpan = readonly [start: number, end: number];
 export type TopLevelSplit = { ok: true; batch: boolean; spans: ByteSpan[] } | { ok: false; error: string };
 
 /** An index, or this when the bytes are not what was expected. */
-export const INVALID = -1;
+export { INVALID };
 
 /**
  * What the scans since the last resetScanStats() saw: the deepest nesting of objects and arrays (a top-level

@@ -394,6 +394,30 @@ describe('EnvelopeHeadScanner', () => {
     expect(scanInChunksOf('"id"', 1).id).toBeUndefined();
   });
 
+  it('ends strings where the whole-message scan ends them, and stops at one JSON.parse refuses, in any chunking', () => {
+    const long = 'x'.repeat(5000);
+    const text = `{"result":{"t":"${long}\\u0022\\\\${long}\\ud83d\\ude00"},"a":"\\u00e9\\"","id":"i\\u0064"}`;
+    expect(JSON.parse(text).id).toBe('id');
+    for (const size of [1, 2, 3, 5, 7, 1024, 4099, text.length])
+      expect(scanInChunksOf(text, size).id).toBe('id');
+    for (const bad of ['\u0001', '\\x', '\\u12G4']) {
+      const refused = `{"result":{"t":"a${bad}b"},"id":5}`;
+      expect(() => JSON.parse(refused)).toThrow();
+      for (const size of [1, 3, refused.length]) {
+        const scanner = new EnvelopeHeadScanner();
+        const bytes = utf8(refused);
+        for (let i = 0; i < bytes.length; i += size) scanner.push(bytes.subarray(i, i + size));
+        expect(scanner.unreadable).toBe(true);
+        expect(scanner.snapshot()).toEqual({
+          id: undefined,
+          method: undefined,
+          hasResult: true,
+          hasError: false,
+        });
+      }
+    }
+  });
+
   it('keeps constant memory: no field grows with the input', () => {
     const scanner = new EnvelopeHeadScanner();
     const fields = (): Array<[string, unknown]> =>
