@@ -5,7 +5,6 @@
 import {
   asBuffer,
   CLOSE_BRACE,
-  CLOSE_BRACKET,
   COLON,
   COMMA,
   isJsonWhitespace,
@@ -13,20 +12,9 @@ import {
   OPEN_BRACKET,
   QUOTE,
 } from './bytes.js';
+import { PRIMITIVE_CHAR, STRUCTURAL } from './json-scan.js';
 import { INVALID, scanStringPiece } from './string-scan.js';
 import type { JsonRpcId } from './types.js';
-
-/** Byte classes for the nested-value loop: 0 means "nothing to do here". */
-const STRUCTURAL = new Uint8Array(256);
-STRUCTURAL[QUOTE] = 1;
-STRUCTURAL[OPEN_BRACE] = 2;
-STRUCTURAL[OPEN_BRACKET] = 2;
-STRUCTURAL[CLOSE_BRACE] = 3;
-STRUCTURAL[CLOSE_BRACKET] = 3;
-
-/** Bytes that may appear in a bare JSON token (number, true, false, null). */
-const PRIMITIVE_CHAR = new Uint8Array(256);
-for (const ch of '0123456789+-.eEtrufalsn') PRIMITIVE_CHAR[ch.charCodeAt(0)] = 1;
 
 const KEY_CAP = 256;
 const VALUE_CAP = 1024;

@@ -50,11 +50,11 @@ const WHITESPACE = new Uint8Array(256);
 for (const c of [0x20, 0x0a, 0x0d, 0x09]) WHITESPACE[c] = 1;
 const DIGIT = new Uint8Array(256);
 for (let c = 0x30; c <= 0x39; c++) DIGIT[c] = 1;
-/** Bytes that may appear in a bare JSON token (number, true, false, null), for skipValue. */
-const PRIMITIVE_CHAR = new Uint8Array(256);
+/** Bytes that may appear in a bare JSON token (number, true, false, null), for skipping one. */
+export const PRIMITIVE_CHAR = new Uint8Array(256);
 for (const ch of '0123456789+-.eEtrufalsn') PRIMITIVE_CHAR[ch.charCodeAt(0)] = 1;
-/** Byte classes for the bracket loops: 0 means "nothing to do here". */
-const STRUCTURAL = new Uint8Array(256);
+/** Byte classes for the bracket loops: 1 a quote, 2 an opening bracket, 3 a closing one, 0 nothing to do. */
+export const STRUCTURAL = new Uint8Array(256);
 STRUCTURAL[QUOTE] = 1;
 STRUCTURAL[OPEN_BRACE] = 2;
 STRUCTURAL[OPEN_BRACKET] = 2;

@@ -10,6 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { nestedCall } from '../support/json-samples.js';
 import { jsonReply, parseJsonBody, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startV2Server } from '../support/sdk-v2-server.js';
@@ -338,10 +339,6 @@ describe('a count ceiling: request.maxBatchMessages', () => {
 });
 
 describe('a nesting ceiling: request.maxJsonDepth', () => {
-  /** A tools/call whose body nests exactly `depth` levels (its object 1, params 2, arguments 3, then arrays). */
-  const nestedCall = (id: number, depth: number) =>
-    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"deep","arguments":{"v":${'['.repeat(depth - 3)}${']'.repeat(depth - 3)}}}}`;
-
   it('a request nested past 1,000 levels gets 413 with the contract error, and nothing reaches the upstream', async () => {
     const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
     const edge = track(await startTestEdge(upstream.url, '', { metrics: true }));

@@ -10,6 +10,7 @@ import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
 import { type JudgeContext, MESSAGE_CHECKS, messageSizeCheck } from '../../src/inspect/message-verdict.js';
 import { ExchangeSummary } from '../../src/inspect/observer.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { nestedCall } from '../support/json-samples.js';
 
 function batch(n: number): Uint8Array {
   const one = '{"jsonrpc":"2.0","method":"notifications/x"}';
@@ -115,19 +116,13 @@ describe('request.maxBatchMessages', () => {
   });
 });
 
-/** A tools/call whose body nests exactly `depth` levels (its object 1, params 2, arguments 3, then arrays). */
-function nestedCall(depth: number): Uint8Array {
-  const arrays = depth - 3;
-  return new TextEncoder().encode(
-    `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deep","arguments":{"v":${'['.repeat(arrays)}${']'.repeat(arrays)}}}}`,
-  );
-}
+const nested = (depth: number) => new TextEncoder().encode(nestedCall(7, depth));
 
 describe('request.maxJsonDepth', () => {
   it('refuses a body one level past 1,000 with the contract error, naming the message it could read', () => {
     const summary = new ExchangeSummary();
-    expect(judgeRequestBody(requestContext(policy, 'enforce', summary), nestedCall(1000)).ok).toBe(true);
-    const verdict = judgeRequestBody(requestContext(policy, 'enforce', summary), nestedCall(1001));
+    expect(judgeRequestBody(requestContext(policy, 'enforce', summary), nested(1000)).ok).toBe(true);
+    const verdict = judgeRequestBody(requestContext(policy, 'enforce', summary), nested(1001));
     expect(verdict.ok).toBe(false);
     if (verdict.ok) return;
     expect(verdict.refusal.status).toBe(413);
@@ -192,11 +187,11 @@ describe('request.maxJsonDepth', () => {
       ...requestContext(configured, mode, summary),
       tenant,
     });
-    expect(judgeRequestBody(ctx('default', 'enforce'), nestedCall(10)).ok).toBe(true);
-    expect(judgeRequestBody(ctx('default', 'enforce'), nestedCall(11)).ok).toBe(false);
-    expect(judgeRequestBody(ctx('acme', 'enforce'), nestedCall(5000)).ok).toBe(true);
+    expect(judgeRequestBody(ctx('default', 'enforce'), nested(10)).ok).toBe(true);
+    expect(judgeRequestBody(ctx('default', 'enforce'), nested(11)).ok).toBe(false);
+    expect(judgeRequestBody(ctx('acme', 'enforce'), nested(5000)).ok).toBe(true);
     const observing = new ExchangeSummary();
-    expect(judgeRequestBody(ctx('default', 'observe', observing), nestedCall(11)).ok).toBe(true);
+    expect(judgeRequestBody(ctx('default', 'observe', observing), nested(11)).ok).toBe(true);
     expect(observing.violations).toEqual([
       { limit: 'request.maxJsonDepth', action: 'observed', observed: 11, id: 7 },
     ]);

@@ -9,18 +9,14 @@ import { parseJsonRpcBody } from '../../src/core/jsonrpc.js';
 import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/types.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
-import type { InspectionObserver } from '../../src/inspect/observer.js';
 import { idKey } from '../../src/inspect/pending-requests.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
-import { jsonValue, layoutJson, rpcId } from '../support/json-samples.js';
+import { damagedJson, jsonValue, rpcId } from '../support/json-samples.js';
+import { recordingObserver } from '../support/recording-observer.js';
 
 function recordingContext(mode: LimitMode, ceiling: number): { ctx: JudgeContext; log: unknown[] } {
   const log: unknown[] = [];
-  const observer: InspectionObserver = {
-    message: (direction, measurement, subject) => log.push({ direction, measurement, subject }),
-    limitExceeded: (violation, action) => log.push({ violation, action }),
-    unparsable: (direction, bytes, reason) => log.push({ direction, bytes, reason }),
-  };
+  const observer = recordingObserver(log);
   const policy: LimitPolicy = {
     defaults: {
       request: { maxMessageBytes: ceiling, maxBatchMessages: 3, maxBodyBytes: ceiling * 4 },
@@ -211,26 +207,7 @@ const requestMessage = fc.oneof(
   ),
 );
 
-const requestBody = fc
-  .tuple(
-    fc.oneof(requestMessage, fc.array(requestMessage, { maxLength: 5 })),
-    fc.integer(),
-    fc.option(fc.tuple(fc.nat(), fc.constantFrom('', '"', '\\', ',', '}', ']', '\u0001', 'x', '\u00e9'))),
-    fc.option(fc.tuple(fc.nat(), fc.constantFrom([0x80], [0xc3], [0xed, 0xa0, 0x80], [0xff]))),
-    fc.boolean(),
-  )
-  .map(([value, seed, edit, bad, bom]) => {
-    let bytes = Buffer.from(layoutJson(value, seed, { whitespace: true, oddEscapes: seed % 3 === 0 }));
-    if (edit !== null) {
-      const at = edit[0] % (bytes.length + 1);
-      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(edit[1]), bytes.subarray(at + 1)]);
-    }
-    if (bad !== null) {
-      const at = bad[0] % (bytes.length + 1);
-      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(bad[1]), bytes.subarray(at)]);
-    }
-    return bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]) : bytes;
-  });
+const requestBody = damagedJson(requestMessage, 5);
 
 describe('request bodies judged from their bytes, against decoding and parsing them', () => {
   it('property: any body, valid or not: the same verdict, the same records, the same routing facts', () => {
