@@ -3,8 +3,9 @@
 // the same records, the same routing, for any body, valid or damaged.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isRecord } from '../../src/core/bytes.js';
+import { isRecord, startsWithBom } from '../../src/core/bytes.js';
 import { edgeRefusal, parseErrorRefusal, requestRefusal } from '../../src/core/errors.js';
+import { splitTopLevel } from '../../src/core/json-scan.js';
 import { parseJsonRpcBody } from '../../src/core/jsonrpc.js';
 import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/types.js';
@@ -85,15 +86,17 @@ function judgedByParsing(ctx: JudgeContext, bytes: Uint8Array): Outcome {
     body: r.body,
   });
   const batchLimit = resolveLimits(ctx.policy, { tenant: ctx.tenant }).request.maxBatchMessages.value;
-  const parsed = parseJsonRpcBody(bytes, ctx.mode === 'enforce' ? batchLimit : null);
-  if (!parsed.ok) {
-    if ('batchMessages' in parsed && batchLimit !== null) {
-      const v = batchViolation(ctx, batchLimit, parsed.batchMessages);
+  // The parse counted a batch from its structure (after a BOM was refused) before reading its elements.
+  const split = splitTopLevel(bytes);
+  if (ctx.mode === 'enforce' && batchLimit !== null && !startsWithBom(bytes) && split.ok && split.batch) {
+    if (split.spans.length > batchLimit) {
+      const v = batchViolation(ctx, batchLimit, split.spans.length);
       ctx.observer.limitExceeded(v, 'rejected');
       return refused(requestRefusal(v));
     }
-    return refused(parseErrorRefusal(parsed.error));
   }
+  const parsed = parseJsonRpcBody(bytes);
+  if (!parsed.ok) return refused(parseErrorRefusal(parsed.error));
   if (parsed.batch && batchLimit !== null && parsed.messages.length > batchLimit)
     ctx.observer.limitExceeded(batchViolation(ctx, batchLimit, parsed.messages.length), 'observed');
   if (parsed.messages.length === 0)
