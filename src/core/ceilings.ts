@@ -15,6 +15,12 @@ export function unitDataName(unit: CeilingUnit): string {
   return UNIT_NAMES[unit].data;
 }
 
+/**
+ * Why a request over a ceiling is refused: it is too large, or (nesting, which a small body reaches) it is
+ * not a request the edge forwards. errors.ts fixes the HTTP status of each.
+ */
+export type CeilingRefusal = 'limit_exceeded' | 'invalid_request';
+
 export interface CeilingSpec {
   /** The config path under `limits` (and under every tenant's, method's and tool's block). */
   readonly name: string;
@@ -30,6 +36,8 @@ export interface CeilingSpec {
   readonly bounds: string;
   /** Whether a method or tool block may set it (false for a ceiling of a whole batch, which has no one method). */
   readonly perMethod: boolean;
+  /** The `reason` of its error. */
+  readonly reason: CeilingRefusal;
 }
 
 const KiB = 1024;
@@ -53,6 +61,7 @@ export const CEILINGS = [
     what: 'Request body',
     bounds: 'one HTTP request body (a batch counts whole)',
     perMethod: true,
+    reason: 'limit_exceeded',
   },
   {
     name: 'request.maxMessageBytes',
@@ -63,6 +72,7 @@ export const CEILINGS = [
     what: 'Request message',
     bounds: 'one JSON-RPC message from the client',
     perMethod: true,
+    reason: 'limit_exceeded',
   },
   {
     name: 'request.maxBatchMessages',
@@ -73,6 +83,7 @@ export const CEILINGS = [
     what: 'Request batch',
     bounds: 'the JSON-RPC messages in one request body (a batch)',
     perMethod: false,
+    reason: 'limit_exceeded',
   },
   {
     name: 'request.maxJsonDepth',
@@ -83,6 +94,7 @@ export const CEILINGS = [
     what: 'JSON nesting in the request body',
     bounds: 'how deep objects and arrays nest in one request body (a batch array is a level)',
     perMethod: false,
+    reason: 'invalid_request',
   },
   {
     name: 'response.maxMessageBytes',
@@ -93,6 +105,7 @@ export const CEILINGS = [
     what: 'Response message',
     bounds: 'one JSON-RPC message towards the client (a JSON body item or one SSE event)',
     perMethod: true,
+    reason: 'limit_exceeded',
   },
 ] as const satisfies readonly CeilingSpec[];
 

@@ -339,11 +339,11 @@ describe('a count ceiling: request.maxBatchMessages', () => {
 });
 
 describe('a nesting ceiling: request.maxJsonDepth', () => {
-  it('a request nested past 1,000 levels gets 413 with the contract error, and nothing reaches the upstream', async () => {
+  it('a request nested past 1,000 levels gets 400 with the error naming the ceiling, and nothing reaches the upstream', async () => {
     const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
     const edge = track(await startTestEdge(upstream.url, '', { metrics: true }));
     const res = await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: nestedCall(7, 1001) });
-    expect(res.status).toBe(413);
+    expect(res.status).toBe(400);
     const refused = (await res.json()) as {
       id: unknown;
       error: { code: number; message: string; data: unknown };
@@ -352,7 +352,7 @@ describe('a nesting ceiling: request.maxJsonDepth', () => {
     expect(refused.error.code).toBe(-32600);
     expect(refused.error.message).toContain('request.maxJsonDepth limit of 1,000 levels');
     expect(refused.error.data).toEqual({
-      reason: 'limit_exceeded',
+      reason: 'invalid_request',
       direction: 'request',
       limit: 'request.maxJsonDepth',
       limitLevels: 1000,
@@ -396,7 +396,7 @@ describe('a nesting ceiling: request.maxJsonDepth', () => {
       });
     expect((await post(nestedCall(1, 20))).status).toBe(200);
     const over = await post(nestedCall(2, 21));
-    expect(over.status).toBe(413);
+    expect(over.status).toBe(400);
     expect(((await over.json()) as { error: { data: unknown } }).error.data).toMatchObject({
       limit: 'request.maxJsonDepth',
       limitLevels: 20,

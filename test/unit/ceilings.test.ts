@@ -119,13 +119,13 @@ describe('request.maxBatchMessages', () => {
 const nested = (depth: number) => new TextEncoder().encode(nestedCall(7, depth));
 
 describe('request.maxJsonDepth', () => {
-  it('refuses a body one level past 1,000 with the contract error, naming the message it could read', () => {
+  it('refuses a body one level past 1,000 as an invalid request (400), naming the ceiling and the message it could read', () => {
     const summary = new ExchangeSummary();
     expect(judgeRequestBody(requestContext(policy, 'enforce', summary), nested(1000)).ok).toBe(true);
     const verdict = judgeRequestBody(requestContext(policy, 'enforce', summary), nested(1001));
     expect(verdict.ok).toBe(false);
     if (verdict.ok) return;
-    expect(verdict.refusal.status).toBe(413);
+    expect(verdict.refusal.status).toBe(400);
     expect(JSON.parse(verdict.refusal.body)).toEqual({
       jsonrpc: '2.0',
       id: 7,
@@ -134,7 +134,7 @@ describe('request.maxJsonDepth', () => {
         message:
           'JSON nesting in the request body is 1,001 levels, over the request.maxJsonDepth limit of 1,000 levels set by the mcp-edge operator for tenant "default"',
         data: {
-          reason: 'limit_exceeded',
+          reason: 'invalid_request',
           direction: 'request',
           limit: 'request.maxJsonDepth',
           limitLevels: 1000,
