@@ -54,7 +54,7 @@ function sizeComment(key: string, value: number): string | undefined {
   const unit = CEILING_UNITS.get(key);
   if (unit !== undefined) {
     if (value === 0) return ' no ceiling';
-    return unit === 'bytes' ? ` ${formatSize(value)}` : ` ${value.toLocaleString('en-US')} messages`;
+    return unit === 'bytes' ? ` ${formatSize(value)}` : ` ${value.toLocaleString('en-US')} ${unit}`;
   }
   if (SIZE_KEYS.has(key)) return ` ${formatSize(value)}`;
   return undefined;

@@ -100,7 +100,10 @@ const limitModeSchema = z.enum(['enforce', 'observe']);
 function ceilingValueSchema(ceiling: Ceiling) {
   return ceiling.unit === 'bytes'
     ? ceilingSchema
-    : z.number({ error: 'must be a whole number of messages (0: no ceiling)' }).int().min(0);
+    : z
+        .number({ error: `must be a whole number of ${ceiling.unit} (0: no ceiling)` })
+        .int()
+        .min(0);
 }
 
 type Section<D extends Ceiling['direction']> = Extract<Ceiling, { direction: D }>['key'];

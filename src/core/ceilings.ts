@@ -1,7 +1,25 @@
 // The ceilings an operator sets: one table. The limit resolver, the config schema, `explain`, the config
 // printer, the metrics and the error contract all iterate it, so a ceiling is added here once.
 
-export type CeilingUnit = 'bytes' | 'messages';
+export type CeilingUnit = 'bytes' | 'messages' | 'levels';
+
+/** How a unit is named: in sentences (`1,000 levels`) and in an error's data (`limitLevels`, `observedLevels`). */
+const UNIT_NAMES: Readonly<Record<CeilingUnit, { word: string; data: string }>> = {
+  bytes: { word: 'bytes', data: 'Bytes' },
+  messages: { word: 'messages', data: 'Messages' },
+  levels: { word: 'levels', data: 'Levels' },
+};
+
+/** The word an error's data puts after `limit` and `observed` for a ceiling of this unit. */
+export function unitDataName(unit: CeilingUnit): string {
+  return UNIT_NAMES[unit].data;
+}
+
+/**
+ * Why a request over a ceiling is refused: it is too large, or (nesting, which a small body reaches) it is
+ * not a request the edge forwards. errors.ts fixes the HTTP status of each.
+ */
+export type CeilingRefusal = 'limit_exceeded' | 'invalid_request';
 
 export interface CeilingSpec {
   /** The config path under `limits` (and under every tenant's, method's and tool's block). */
@@ -18,6 +36,8 @@ export interface CeilingSpec {
   readonly bounds: string;
   /** Whether a method or tool block may set it (false for a ceiling of a whole batch, which has no one method). */
   readonly perMethod: boolean;
+  /** The `reason` of its error. */
+  readonly reason: CeilingRefusal;
 }
 
 const KiB = 1024;
@@ -27,7 +47,9 @@ const MiB = 1024 * KiB;
  * The built-in values: 4 MiB for a request body matches the TypeScript and Python SDK servers' own request
  * limit; 1 MiB for one request message matches nginx's default body limit; 10,000 messages in a batch is
  * far past any client's (batches exist in 2025-03-26 only) and bounds the work one small body can ask for;
- * 4 MiB for one response message leaves room for large tool results while bounding what the edge holds.
+ * 4 MiB for one response message leaves room for large tool results while bounding what the edge holds;
+ * 1,000 levels of nesting is far past any MCP message and stops bodies that recursive parsers and validators
+ * upstream can be knocked over by.
  */
 export const CEILINGS = [
   {
@@ -39,6 +61,7 @@ export const CEILINGS = [
     what: 'Request body',
     bounds: 'one HTTP request body (a batch counts whole)',
     perMethod: true,
+    reason: 'limit_exceeded',
   },
   {
     name: 'request.maxMessageBytes',
@@ -49,6 +72,7 @@ export const CEILINGS = [
     what: 'Request message',
     bounds: 'one JSON-RPC message from the client',
     perMethod: true,
+    reason: 'limit_exceeded',
   },
   {
     name: 'request.maxBatchMessages',
@@ -59,6 +83,18 @@ export const CEILINGS = [
     what: 'Request batch',
     bounds: 'the JSON-RPC messages in one request body (a batch)',
     perMethod: false,
+    reason: 'limit_exceeded',
+  },
+  {
+    name: 'request.maxJsonDepth',
+    direction: 'request',
+    key: 'maxJsonDepth',
+    unit: 'levels',
+    builtin: 1000,
+    what: 'JSON nesting in the request body',
+    bounds: 'how deep objects and arrays nest in one request body (a batch array is a level)',
+    perMethod: false,
+    reason: 'invalid_request',
   },
   {
     name: 'response.maxMessageBytes',
@@ -69,6 +105,7 @@ export const CEILINGS = [
     what: 'Response message',
     bounds: 'one JSON-RPC message towards the client (a JSON body item or one SSE event)',
     perMethod: true,
+    reason: 'limit_exceeded',
   },
 ] as const satisfies readonly CeilingSpec[];
 
@@ -100,9 +137,11 @@ export function ceilingIn(block: CeilingBlock, ceiling: Ceiling): number | undef
   return section?.[ceiling.key];
 }
 
-/** A value of this ceiling as people read it: `1,048,576 bytes (1.00 MiB)` or `10,000 messages`. */
+/** A value of this ceiling as people read it: `1,048,576 bytes (1.00 MiB)`, `10,000 messages`, `1,000 levels`. */
 export function describeCeilingValue(ceiling: Pick<Ceiling, 'unit'>, value: number): string {
-  return ceiling.unit === 'bytes' ? describeBytes(value) : `${value.toLocaleString('en-US')} messages`;
+  return ceiling.unit === 'bytes'
+    ? describeBytes(value)
+    : `${value.toLocaleString('en-US')} ${UNIT_NAMES[ceiling.unit].word}`;
 }
 
 /** Sizes in messages: exact bytes first (what operators compare with the config), readable units after. */

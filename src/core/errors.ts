@@ -1,5 +1,5 @@
 // The error contract (docs/limits.md). Every error body mcp-edge sends is built here.
-import { ceilingNamed, describeCeilingValue } from './ceilings.js';
+import { type CeilingRefusal, ceilingNamed, describeCeilingValue, unitDataName } from './ceilings.js';
 import type { Outcome } from './outcome.js';
 import type { JsonRpcId, LimitViolation } from './types.js';
 
@@ -72,11 +72,12 @@ export function limitMessage(v: LimitViolation): string {
   return `${what} is ${size}, over the ${v.limit} limit of ${describeCeilingValue(ceiling, v.limitValue)} set by the mcp-edge operator for tenant "${v.tenant}"`;
 }
 
-/** The error's data: limitBytes/observedBytes for a byte ceiling, limitMessages/observedMessages for a count. */
+/** The error's data: limitBytes/observedBytes for a byte ceiling, limitMessages/observedMessages for a count, limitLevels/observedLevels for nesting. */
 export function limitErrorData(v: LimitViolation): Record<string, unknown> {
-  const unit = ceilingNamed(v.limit).unit === 'bytes' ? 'Bytes' : 'Messages';
+  const ceiling = ceilingNamed(v.limit);
+  const unit = unitDataName(ceiling.unit);
   const data: Record<string, unknown> = {
-    reason: 'limit_exceeded',
+    reason: ceiling.reason,
     direction: v.direction,
     limit: v.limit,
     [`limit${unit}`]: v.limitValue,
@@ -103,10 +104,20 @@ export function limitErrorMessage(v: LimitViolation): JsonRpcErrorMessage {
   };
 }
 
-/** A request over a ceiling: 413 with the JSON-RPC error. SDK clients surface it as a transport error carrying this body. */
+/** The HTTP status of a request refused over a ceiling, fixed once per refusal kind. */
+const CEILING_REFUSAL_STATUS: Readonly<Record<CeilingRefusal, number>> = {
+  limit_exceeded: 413,
+  invalid_request: 400,
+};
+
+/**
+ * A request over a ceiling: 413 with the JSON-RPC error (400 for nesting, which a small body reaches). SDK
+ * clients surface it as a transport error carrying this body.
+ */
 export function requestRefusal(v: LimitViolation): EdgeHttpError {
+  const status = CEILING_REFUSAL_STATUS[ceilingNamed(v.limit).reason];
   return {
-    status: 413,
+    status,
     headers: { ...JSON_HEADERS },
     body: JSON.stringify(limitErrorMessage(v)),
     outcome: 'refused',

@@ -62,11 +62,7 @@ export interface BodyMessage extends Classified {
   value: unknown;
 }
 
-export type ParsedBody =
-  | { ok: true; batch: boolean; messages: BodyMessage[] }
-  | { ok: false; error: string }
-  /** A batch with more elements than the caller allows: counted from the structure, none of them parsed. */
-  | { ok: false; error: string; batchMessages: number };
+export type ParsedBody = { ok: true; batch: boolean; messages: BodyMessage[] } | { ok: false; error: string };
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -107,7 +103,7 @@ function toBodyMessage(bytes: Uint8Array, value: unknown): BodyMessage {
  * (a subarray of the body). Invalid UTF-8, invalid JSON or a leading UTF-8 BOM give ok:false with a readable
  * error. An empty batch is ok:true with no messages: the caller decides what that means.
  */
-export function parseJsonRpcBody(bytes: Uint8Array, maxBatchMessages: number | null = null): ParsedBody {
+export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
   if (startsWithBom(bytes)) return { ok: false, error: 'body starts with a UTF-8 byte order mark' };
   const [start, end] = trimmedSpan(bytes);
   if (start === end) return { ok: false, error: 'body is empty' };
@@ -122,9 +118,6 @@ export function parseJsonRpcBody(bytes: Uint8Array, maxBatchMessages: number | n
 
   const split = splitTopLevel(bytes);
   if (!split.ok) return { ok: false, error: `body is not valid JSON: ${split.error}` };
-  if (maxBatchMessages !== null && split.spans.length > maxBatchMessages) {
-    return { ok: false, error: 'batch has too many messages', batchMessages: split.spans.length };
-  }
   const messages: BodyMessage[] = [];
   for (const [index, [from, to]] of split.spans.entries()) {
     const own = bytes.subarray(from, to);

@@ -228,11 +228,6 @@ export function maxResponseCeiling(policy: LimitPolicy, tenant: string): number 
   return largestCeiling(policy, tenant, (limits) => limits.response.maxMessageBytes);
 }
 
-/** The largest request.maxMessageBytes reachable for this tenant over any method/tool (null = some path has no ceiling). */
-export function maxRequestMessageCeiling(policy: LimitPolicy, tenant: string): number | null {
-  return largestCeiling(policy, tenant, (limits) => limits.request.maxMessageBytes);
-}
-
 /** The largest request.maxBodyBytes reachable for this tenant over any method/tool (null = some path has no ceiling). The proxy reads a request body up to this before it knows the method and tool inside. */
 export function maxRequestBodyCeiling(policy: LimitPolicy, tenant: string): number | null {
   return largestCeiling(policy, tenant, (limits) => limits.request.maxBodyBytes);

@@ -3,7 +3,7 @@
 // once and the rest passes by in the chunks it came in, while a constant-memory scanner reads the envelope
 // (id, method) from the whole line, so an answer can be matched to its request even when the id comes last.
 import { CR, LF } from './bytes.js';
-import { EnvelopeHeadScanner } from './json-scan.js';
+import { EnvelopeHeadScanner } from './envelope-head.js';
 import type { JsonRpcId } from './types.js';
 
 export interface LineEnvelope {

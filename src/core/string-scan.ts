@@ -1,5 +1,6 @@
 // Finding the end of a JSON string in a message's bytes, validating it as JSON.parse would (the caller has
-// checked the bytes are valid UTF-8). Big messages are mostly one long string, so this is the scan's hot
+// checked the bytes are valid UTF-8): the one place that decides it, for a whole message (scanString) and for
+// one that passes in chunks (scanStringPiece). Big messages are mostly one long string, so this is the scan's hot
 // loop: a short string is read here in JavaScript, a long one 16 bytes per step by the WebAssembly SIMD
 // loop of string-scan.wat, over windows of the message copied to its memory (copying runs several times
 // faster than any byte loop, and the windows keep the module's memory fixed whatever a message's size).
@@ -19,7 +20,8 @@ ESCAPE[0x75] = 2;
 const HEX = new Uint8Array(256);
 for (const ch of '0123456789abcdefABCDEF') HEX[ch.charCodeAt(0)] = 1;
 
-const INVALID = -1;
+/** What a scan answers for bytes that are not a JSON string. */
+export const INVALID = -1;
 
 /** A body scan's answer when `end` came first: where to go on (encoded below -1). */
 function resumeAt(i: number): number {
@@ -129,16 +131,23 @@ function scanLongStringBody(scanner: SimdScanner, buf: Uint8Array, from: number,
   return scanStringBody(buf, at, len);
 }
 
-/** Index past the string whose opening quote is at `open`, or INVALID (unterminated, bad escape, control character). */
-export function scanString(buf: Uint8Array, open: number, len: number): number {
-  const from = open + 1;
+/**
+ * Scans a string that may arrive in pieces, from `from` (inside it, not inside an escape) up to `end`: the
+ * index past its closing quote, INVALID (a bad escape, a control character), or, when `end` comes first,
+ * `-2 - i` where `i` is where the next piece goes on (`end`, or the start of an escape that `end` cuts).
+ */
+export function scanStringPiece(buf: Uint8Array, from: number, end: number): number {
   const scanner = simd;
-  if (scanner !== undefined && len - from > SHORT_STRING_BYTES + FIRST_WINDOW_BYTES) {
+  if (scanner !== undefined && end - from > SHORT_STRING_BYTES + FIRST_WINDOW_BYTES) {
     const head = scanStringBody(buf, from, from + SHORT_STRING_BYTES);
     if (head >= INVALID) return head;
-    const found = scanLongStringBody(scanner, buf, -2 - head, len);
-    return found >= 0 ? found : INVALID;
+    return scanLongStringBody(scanner, buf, -2 - head, end);
   }
-  const found = scanStringBody(buf, from, len);
+  return scanStringBody(buf, from, end);
+}
+
+/** Index past the string whose opening quote is at `open`, or INVALID (unterminated, bad escape, control character). */
+export function scanString(buf: Uint8Array, open: number, len: number): number {
+  const found = scanStringPiece(buf, open + 1, len);
   return found >= 0 ? found : INVALID;
 }

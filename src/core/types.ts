@@ -1,5 +1,5 @@
 // Shared vocabulary of the pure core. Nothing here touches sockets, files or clocks.
-import type { CeilingBlock, LimitName } from './ceilings.js';
+import type { Ceiling, CeilingBlock, LimitName } from './ceilings.js';
 
 /** A JSON-RPC id as it appears on the wire. `null` is what an error carries when the id is unknown. */
 export type JsonRpcId = string | number | null;
@@ -41,13 +41,14 @@ export interface EffectiveLimits {
   tool: string | undefined;
   mode: { value: LimitMode; source: string };
   /** Every ceiling of the table (src/core/ceilings.ts), by its config path. */
-  request: {
-    maxBodyBytes: ResolvedCeiling;
-    maxMessageBytes: ResolvedCeiling;
-    maxBatchMessages: ResolvedCeiling;
-  };
-  response: { maxMessageBytes: ResolvedCeiling };
+  request: CeilingsOf<'request'>;
+  response: CeilingsOf<'response'>;
 }
+
+/** Every ceiling of one direction, resolved, by its key. */
+type CeilingsOf<D extends Ceiling['direction']> = {
+  [K in Extract<Ceiling, { direction: D }>['key']]: ResolvedCeiling;
+};
 
 /** What the request it answers was: known for responses by id, and for requests from themselves. */
 export interface MessageSubject {

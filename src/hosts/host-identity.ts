@@ -14,7 +14,8 @@ export interface HostNaming {
 
 /**
  * The host label of a request: its own `_meta["io.modelcontextprotocol/clientInfo"]` (protocol 2026-07-28
- * has no initialize), an initialize's clientInfo (noted for the session), else the exchange's host.
+ * has no initialize), an initialize's clientInfo (noted for the session), else the exchange's host. The value
+ * is read only when the table has hosts (a request is parsed only when it may name its client).
  */
 export function hostOfRequest(
   ctx: HostNaming,

@@ -1,8 +1,9 @@
 // What a client's request body means for routing on a stdio child (src/upstream/stdio-upstream.ts): the
 // progress tokens its requests name (progress is routed by them), and whether it answers the server's
-// requests or cancels requests, which on a tenant's shared child no one can attribute to a client.
+// requests or cancels requests, which on a tenant's shared child no one can attribute to a client. Read
+// from the body's scan when it is judged (request-body.ts), so the body is read once.
 
-import { isRecord } from '../core/bytes.js';
+import type { ScannedMessage } from '../core/message-scan.js';
 import { idKey } from './pending-requests.js';
 
 export interface BodyRouting {
@@ -14,29 +15,16 @@ export interface BodyRouting {
   cancelled: string[];
 }
 
-const MARKERS = ['"progressToken"', '"result"', '"error"', 'notifications/cancelled'];
-
-/** Reads a body the body reader has judged already; one it cannot read routes nothing. */
-export function bodyRouting(body: Buffer): BodyRouting {
+/** A body's routing facts, from its messages as judged (none of them invalid). */
+export function bodyRouting(messages: readonly ScannedMessage[]): BodyRouting {
   const routing: BodyRouting = { progressTokens: new Set(), answersServer: false, cancelled: [] };
-  if (!MARKERS.some((marker) => body.includes(marker))) return routing;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return routing;
-  }
-  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-    if (!isRecord(message)) continue;
-    if (message.method === undefined && (Object.hasOwn(message, 'result') || Object.hasOwn(message, 'error')))
-      routing.answersServer = true;
-    if (message.method === 'notifications/cancelled') {
-      const id = isRecord(message.params) ? message.params.requestId : undefined;
+  for (const { classified, params } of messages) {
+    if (classified.kind === 'result' || classified.kind === 'error') routing.answersServer = true;
+    if (classified.method === 'notifications/cancelled') {
+      const id = params?.requestId;
       routing.cancelled.push(typeof id === 'string' || typeof id === 'number' ? idKey(id) : '');
     }
-    const meta =
-      isRecord(message.params) && isRecord(message.params._meta) ? message.params._meta : undefined;
-    const token = meta?.progressToken;
+    const token = params?.progressToken;
     if (typeof token === 'string' || typeof token === 'number') routing.progressTokens.add(idKey(token));
   }
   return routing;

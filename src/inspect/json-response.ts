@@ -2,18 +2,12 @@
 // byte for byte, or answered with a JSON-RPC error for the same id (HTTP 200: SDK clients surface only
 // a 2xx JSON-RPC error to the caller with its code and data).
 import { contiguousView, decodeUtf8 } from '../core/bytes.js';
+import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
-import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { parseJsonRpcBody } from '../core/jsonrpc.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId } from '../core/types.js';
-import {
-  type JudgeContext,
-  judgeMessage,
-  judgeOversized,
-  judgeScannedMessage,
-  type Verdict,
-} from './message-verdict.js';
+import { type JudgeContext, judgeOversized, judgeScannedMessage, type Verdict } from './message-verdict.js';
 import type { RelayVerdict } from './relay-verdict.js';
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
@@ -92,8 +86,8 @@ export class JsonResponseInspector {
   }
 
   /**
-   * Each message of the body judged: read from its bytes, or, for a body the scan does not read (not valid
-   * UTF-8 or JSON), parsed, which words the refusal (counted as unparsable: undefined).
+   * Each message of the body judged, read from its bytes; a body the scan does not read (not valid UTF-8 or
+   * JSON, which JSON.parse then words) is counted as unparsable: undefined.
    */
   #judge(
     body: Uint8Array,
@@ -106,14 +100,9 @@ export class JsonResponseInspector {
       };
     }
     const parsed = parseJsonRpcBody(body);
-    if (!parsed.ok) {
-      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
-      return undefined;
-    }
-    const verdicts = parsed.messages.map((message) =>
-      judgeMessage(this.ctx, message.bytes, message.value, message),
-    );
-    return { parsed, verdicts };
+    const error = parsed.ok ? 'not one JSON-RPC body' : parsed.error;
+    this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${error}`);
+    return undefined;
   }
 
   /**

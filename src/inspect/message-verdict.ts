@@ -204,6 +204,7 @@ export function judgeMessage(
     bytes.length,
     (subject) => measureMessage(bytes, value, subject, c),
     () => value,
+    () => value,
     toolAnswerError(c.kind, value),
     eventId,
   );
@@ -220,6 +221,8 @@ export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage, eve
     scan.bytes.length,
     (subject) => measureScannedMessage(scan, subject),
     scan.value,
+    // Only an initialize, or a request whose _meta carries clientInfo, names its client: no other is parsed.
+    () => (c.method === 'initialize' || scan.params?.clientInfoInMeta === true ? scan.value() : undefined),
     toolError,
     eventId,
   );
@@ -231,12 +234,14 @@ function judgeHeld(
   bytes: number,
   measure: (subject: MessageSubject) => MessageMeasurement,
   value: () => unknown,
+  /** The value where it may name the client (a request), else undefined. */
+  namingValue: () => unknown,
   toolError: ToolAnswerError | undefined,
   eventId: string | undefined,
 ): Verdict {
   const own: MessageSubject =
     ctx.direction === 'request'
-      ? { method: c.method, tool: c.tool, host: hostOfRequest(ctx, value(), c.method) }
+      ? { method: c.method, tool: c.tool, host: hostOfRequest(ctx, namingValue, c.method) }
       : { method: c.method, tool: c.tool };
   const subject = subjectFor(ctx, c.kind, c.id, own, eventId);
   const measurement = measure(subject);

@@ -1,18 +1,14 @@
-// Judges a client's request body (already read, within the body ceiling) before it goes upstream:
-// every message is measured and checked; one message over its ceiling refuses the body whole (413).
+// Judges a client's request body (already read, within the body ceiling) before it goes upstream: read by
+// the same scan as a response (message-scan.ts); every message is measured and checked; one message over
+// its ceiling refuses the body whole (413). JSON.parse only words the error for a body that is not JSON.
 import { type EdgeHttpError, edgeRefusal, parseErrorRefusal, requestRefusal } from '../core/errors.js';
-import { nestingDepth } from '../core/json-scan.js';
-import { parseJsonRpcBody } from '../core/jsonrpc.js';
+import { type Classified, parseJsonRpcBody } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
-import type { JsonRpcId, LimitViolation, MessageSubject } from '../core/types.js';
-import { type JudgeContext, judgeMessage } from './message-verdict.js';
+import { scanJsonRpcBody } from '../core/message-scan.js';
+import type { JsonRpcId, LimitName, LimitViolation, MessageSubject } from '../core/types.js';
+import { type BodyRouting, bodyRouting } from './body-routing.js';
+import { type JudgeContext, judgeScannedMessage } from './message-verdict.js';
 import { PAGINATED_METHODS } from './pagination-guard.js';
-
-/**
- * Deeper JSON than this is refused before anyone parses it: no MCP message comes near it, and recursive
- * parsers and validators upstream can be knocked over by it.
- */
-export const MAX_JSON_DEPTH = 1000;
 
 export type RequestBodyVerdict =
   | {
@@ -20,15 +16,10 @@ export type RequestBodyVerdict =
       batch: boolean;
       /** Requests for paginated lists, for the pagination guard. */
       listings: { id: JsonRpcId; method: string; continues: boolean }[];
+      /** What a stdio upstream routes by. */
+      routing: BodyRouting;
     }
   | { ok: false; refusal: EdgeHttpError };
-
-function hasCursor(value: unknown): boolean {
-  const params = (value as { params?: unknown }).params;
-  return (
-    typeof params === 'object' && params !== null && (params as { cursor?: unknown }).cursor !== undefined
-  );
-}
 
 /** Violation of request.maxBodyBytes, for a body refused by its Content-Length or cut off at the ceiling. */
 export function bodyViolation(
@@ -52,55 +43,67 @@ export function bodyViolation(
   };
 }
 
-/** Violation of request.maxBatchMessages: a batch with more messages than its tenant allows. */
-function batchViolation(ctx: Pick<JudgeContext, 'tenant'>, limit: number, observed: number): LimitViolation {
+/** Violation of a ceiling of the whole body that no one method or tool sets (request.maxBatchMessages, request.maxJsonDepth). */
+function bodyWideViolation(
+  ctx: Pick<JudgeContext, 'tenant'>,
+  limit: LimitName,
+  limitValue: number,
+  observed: number,
+  single?: Classified | undefined,
+): LimitViolation {
   return {
-    limit: 'request.maxBatchMessages',
+    limit,
     direction: 'request',
-    limitValue: limit,
+    limitValue,
     observedValue: observed,
     observedIsLowerBound: false,
     tenant: ctx.tenant,
-    method: undefined,
-    tool: undefined,
-    id: null,
+    method: single?.method,
+    tool: single?.tool,
+    id: single?.id ?? null,
   };
+}
+
+/** A body that the scan does not read: JSON.parse words why (not UTF-8, not JSON, empty). */
+function unreadableBody(bytes: Uint8Array): EdgeHttpError {
+  const parsed = parseJsonRpcBody(bytes);
+  return parseErrorRefusal(parsed.ok ? 'body is not one JSON-RPC body' : parsed.error);
 }
 
 /** A POST body that was read completely. */
 export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestBodyVerdict {
-  const depth = nestingDepth(bytes, MAX_JSON_DEPTH);
-  if (depth > MAX_JSON_DEPTH) {
-    return {
-      ok: false,
-      refusal: edgeRefusal(
-        400,
-        'invalid_request',
-        `Request body nests JSON more than ${MAX_JSON_DEPTH} levels deep; mcp-edge does not forward it`,
-      ),
-    };
+  const tenantLimits = resolveLimits(ctx.policy, { tenant: ctx.tenant }).request;
+  // A batch is counted before any of its messages is read: 100,000 tiny messages are cheap to send.
+  const batchLimit = tenantLimits.maxBatchMessages.value;
+  const scanned = scanJsonRpcBody(bytes, ctx.mode === 'enforce' ? batchLimit : null);
+  if (scanned === undefined) return { ok: false, refusal: unreadableBody(bytes) };
+  if ('batchMessages' in scanned) {
+    const v = bodyWideViolation(ctx, 'request.maxBatchMessages', batchLimit ?? 0, scanned.batchMessages);
+    ctx.observer.limitExceeded(v, 'rejected');
+    return { ok: false, refusal: requestRefusal(v) };
   }
-  // A batch is counted before any of its messages is parsed: 100,000 tiny messages are cheap to send.
-  const batchLimit = resolveLimits(ctx.policy, { tenant: ctx.tenant }).request.maxBatchMessages.value;
-  const parsed = parseJsonRpcBody(bytes, ctx.mode === 'enforce' ? batchLimit : null);
-  if (!parsed.ok) {
-    if ('batchMessages' in parsed && batchLimit !== null) {
-      const v = batchViolation(ctx, batchLimit, parsed.batchMessages);
-      ctx.observer.limitExceeded(v, 'rejected');
-      return { ok: false, refusal: requestRefusal(v) };
-    }
-    return { ok: false, refusal: parseErrorRefusal(parsed.error) };
+  // One message's id, method and tool go into the error; a batch's are not one.
+  const single = scanned.batch ? undefined : scanned.messages[0]?.classified;
+  const depthLimit = tenantLimits.maxJsonDepth.value;
+  if (depthLimit !== null && scanned.depth > depthLimit) {
+    const v = bodyWideViolation(ctx, 'request.maxJsonDepth', depthLimit, scanned.depth, single);
+    ctx.observer.limitExceeded(v, ctx.mode === 'observe' ? 'observed' : 'rejected');
+    if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
   }
-  if (parsed.batch && batchLimit !== null && parsed.messages.length > batchLimit) {
-    ctx.observer.limitExceeded(batchViolation(ctx, batchLimit, parsed.messages.length), 'observed');
+  const { messages } = scanned;
+  if (scanned.batch && batchLimit !== null && messages.length > batchLimit) {
+    ctx.observer.limitExceeded(
+      bodyWideViolation(ctx, 'request.maxBatchMessages', batchLimit, messages.length),
+      'observed',
+    );
   }
-  if (parsed.messages.length === 0) {
+  if (messages.length === 0) {
     return {
       ok: false,
       refusal: edgeRefusal(400, 'invalid_request', 'Request body is an empty JSON-RPC batch'),
     };
   }
-  const invalid = parsed.messages.find((m) => m.kind === 'invalid');
+  const invalid = messages.find((m) => m.classified.kind === 'invalid');
   if (invalid !== undefined) {
     return {
       ok: false,
@@ -108,13 +111,12 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
         400,
         'invalid_request',
         'Request body holds a message that is not JSON-RPC 2.0 (it needs "jsonrpc":"2.0" and a method, result or error)',
-        invalid.id ?? null,
+        invalid.classified.id ?? null,
       ),
     };
   }
 
   // A single message may have its own body ceiling (per method or tool); a batch counts whole under the tenant's.
-  const single = parsed.batch ? undefined : parsed.messages[0];
   const bodyLimit = resolveLimits(ctx.policy, {
     tenant: ctx.tenant,
     method: single?.method,
@@ -135,16 +137,15 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
 
   const listings: { id: JsonRpcId; method: string; continues: boolean }[] = [];
   let refusal: EdgeHttpError | undefined;
-  for (const message of parsed.messages) {
-    const verdict = judgeMessage(ctx, message.bytes, message.value, message);
+  for (const message of messages) {
+    const verdict = judgeScannedMessage(ctx, message);
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
       refusal = requestRefusal(verdict.violation);
-    if (message.kind === 'request' && message.id !== undefined) {
-      if (message.method !== undefined && PAGINATED_METHODS.has(message.method)) {
-        listings.push({ id: message.id, method: message.method, continues: hasCursor(message.value) });
-      }
+    const { kind, id, method } = message.classified;
+    if (kind === 'request' && id !== undefined && method !== undefined && PAGINATED_METHODS.has(method)) {
+      listings.push({ id, method, continues: message.params?.hasCursor === true });
     }
   }
   if (refusal !== undefined) return { ok: false, refusal };
-  return { ok: true, batch: parsed.batch, listings };
+  return { ok: true, batch: scanned.batch, listings, routing: bodyRouting(messages) };
 }

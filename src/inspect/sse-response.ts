@@ -1,8 +1,9 @@
 // Inspects an SSE response stream: every event is forwarded byte for byte as soon as it completes,
 // or replaced whole by an error event for the same id; never cut, never re-serialized.
 import { decodeUtf8 } from '../core/bytes.js';
+import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
-import { EnvelopeHeadScanner, splitTopLevel } from '../core/json-scan.js';
+import { splitTopLevel } from '../core/json-scan.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
 import {
@@ -13,9 +14,6 @@ import {
   type Verdict,
 } from './message-verdict.js';
 import { addToClient, heldVerdict, type RelayVerdict } from './relay-verdict.js';
-
-/** What one push gives the relay: the verdict shared with JSON bodies. */
-export type InspectorOutput = RelayVerdict;
 
 /** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
 export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {

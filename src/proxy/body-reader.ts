@@ -3,10 +3,10 @@
 // it will read the body, so a body over its ceiling gets the 413 instead.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { edgeFailure, edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
 import { headerValue, isJson } from '../core/headers.js';
-import { EnvelopeHeadScanner } from '../core/json-scan.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
 import { pageOverBound } from '../inspect/pagination-guard.js';
@@ -218,6 +218,7 @@ function judgedBody(
   exchange.requestBytes = body.length;
   const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
   if (!verdict.ok) return new EdgeError(verdict.refusal);
+  exchange.bodyRouting = verdict.routing;
   const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
   const session = exchange.sessionId !== undefined ? ctx.sessions.known(exchange.sessionId) : undefined;
   if (listing !== undefined && session !== undefined) {

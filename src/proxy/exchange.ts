@@ -7,6 +7,7 @@ import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
 import type { HostJudgeContext } from '../hosts/host-judge.js';
 import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
+import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
 import type { JudgeContext } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
 import { PendingRequests } from '../inspect/pending-requests.js';
@@ -88,6 +89,8 @@ export interface Exchange {
   initializedHost: string | undefined;
   /** What the host-budget step needs, built once per exchange. */
   hostJudge: HostJudgeContext;
+  /** What the request body routes by on a stdio child, read when the body was judged. */
+  bodyRouting?: BodyRouting | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -231,6 +234,7 @@ export function upstreamView(exchange: Exchange): UpstreamExchange {
     enforced: exchange.mode === 'enforce',
     requestIds: exchange.waiting,
     initializes: exchange.waiting.some((id) => exchange.pending.peek(id)?.method === 'initialize'),
+    routing: exchange.bodyRouting ?? bodyRouting([]),
     responseHoldBytes: holdBounds(runtime, exchange.tenant).response,
     crossing: (clientHeaders, peer) => ({
       trustedPeer: runtime.trustedProxies.trusts(peer),

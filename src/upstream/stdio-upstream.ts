@@ -14,7 +14,7 @@ import { acceptsEventStream, clientResponseHeaders, headerValue } from '../core/
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
-import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
+import type { BodyRouting } from '../inspect/body-routing.js';
 import { idKey } from '../inspect/pending-requests.js';
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
@@ -281,7 +281,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     }
     const ids = exchange.requestIds;
     const initialize = exchange.initializes;
-    const routing = bodyRouting(body);
+    const routing = exchange.routing;
     if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancelled.length > 0)) {
       refuseUnattributable(sink, reply, exchange, routing);
       return;

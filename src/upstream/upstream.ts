@@ -9,6 +9,7 @@ import type { EdgeHttpError, UpstreamFailureKind } from '../core/errors.js';
 import type { Guard } from '../core/guard.js';
 import type { UpstreamRequestHeaderOptions } from '../core/headers.js';
 import type { JsonRpcId } from '../core/types.js';
+import type { BodyRouting } from '../inspect/body-routing.js';
 
 /** An upstream's answer to one exchange, before the edge has looked at its body. */
 export interface UpstreamResponse {
@@ -36,6 +37,8 @@ export interface UpstreamExchange {
   readonly requestIds: readonly JsonRpcId[];
   /** Whether the body holds an initialize request (a new session). */
   readonly initializes: boolean;
+  /** What the body means for routing on a shared child: its progress tokens, answers and cancellations. */
+  readonly routing: BodyRouting;
   /** The most bytes of one answer the edge holds for this tenant; null: no bound. */
   readonly responseHoldBytes: number | null;
   /** Which identity headers stop at the edge or carry the tenant, and whether the peer's forwarding headers count. */

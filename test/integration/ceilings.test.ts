@@ -10,6 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { nestedCall } from '../support/json-samples.js';
 import { jsonReply, parseJsonBody, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startV2Server } from '../support/sdk-v2-server.js';
@@ -334,6 +335,75 @@ describe('a count ceiling: request.maxBatchMessages', () => {
     const small = `[${Array.from({ length: 3 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping"}`).join(',')}]`;
     expect((await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: small })).status).toBe(200);
     expect(upstream.received[0]?.body.toString()).toBe(small);
+  });
+});
+
+describe('a nesting ceiling: request.maxJsonDepth', () => {
+  it('a request nested past 1,000 levels gets 400 with the error naming the ceiling, and nothing reaches the upstream', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
+    const edge = track(await startTestEdge(upstream.url, '', { metrics: true }));
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: nestedCall(7, 1001) });
+    expect(res.status).toBe(400);
+    const refused = (await res.json()) as {
+      id: unknown;
+      error: { code: number; message: string; data: unknown };
+    };
+    expect(refused.id).toBe(7);
+    expect(refused.error.code).toBe(-32600);
+    expect(refused.error.message).toContain('request.maxJsonDepth limit of 1,000 levels');
+    expect(refused.error.data).toEqual({
+      reason: 'invalid_request',
+      direction: 'request',
+      limit: 'request.maxJsonDepth',
+      limitLevels: 1000,
+      observedLevels: 1001,
+      observedLevelsIsLowerBound: false,
+      tenant: 'default',
+      method: 'tools/call',
+      tool: 'deep',
+      enforcedBy: 'mcp-edge',
+    });
+    expect(upstream.received).toHaveLength(0);
+    const metrics = await (await fetch(edge.metricsUrl ?? '')).text();
+    expect(metrics).toMatch(
+      /mcp_edge_limit_exceeded_total\{limit="request.maxJsonDepth",direction="request",action="rejected"[^}]*\} 1/,
+    );
+    // At the ceiling, the request goes through as sent.
+    const atCeiling = nestedCall(8, 1000);
+    expect((await fetch(edge.url, { method: 'POST', headers: MCP_HEADERS, body: atCeiling })).status).toBe(
+      200,
+    );
+    expect(upstream.received.map((r) => r.body.toString())).toEqual([atCeiling]);
+  });
+
+  it('the configured value decides: 20 levels refuses what the default forwards, a tenant with 0 has no ceiling', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply({ jsonrpc: '2.0', id: 1, result: {} })));
+    const edge = track(
+      await startTestEdge(
+        upstream.url,
+        [
+          'limits: { request: { maxJsonDepth: 20 } }',
+          'tenancy: { resolve: [{ header: x-tenant-id, trustedProxies: [127.0.0.1/32, "::1/128"] }] }',
+          'tenants: { open: { limits: { request: { maxJsonDepth: 0 } } } }',
+        ].join('\n'),
+      ),
+    );
+    const post = (body: string, tenant?: string) =>
+      fetch(edge.url, {
+        method: 'POST',
+        headers: tenant === undefined ? MCP_HEADERS : { ...MCP_HEADERS, 'x-tenant-id': tenant },
+        body,
+      });
+    expect((await post(nestedCall(1, 20))).status).toBe(200);
+    const over = await post(nestedCall(2, 21));
+    expect(over.status).toBe(400);
+    expect(((await over.json()) as { error: { data: unknown } }).error.data).toMatchObject({
+      limit: 'request.maxJsonDepth',
+      limitLevels: 20,
+      observedLevels: 21,
+    });
+    expect((await post(nestedCall(3, 5000), 'open')).status).toBe(200);
+    expect(upstream.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual([1, 3]);
   });
 });
 

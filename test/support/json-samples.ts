@@ -2,6 +2,8 @@
 // chunkings, and MCP-shaped messages.
 
 import fc from 'fast-check';
+import type { ByteSpan } from '../../src/core/json-scan.js';
+import { scanMessage } from '../../src/core/message-scan.js';
 
 export const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
 export const decode = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
@@ -130,4 +132,60 @@ export function items(count: number): Array<{ id: number; name: string; score: n
     score: n / 4,
     tags: n % 3 === 0 ? [] : ['a', `t${n % 5}`],
   }));
+}
+
+/**
+ * The spans, inside one message's bytes, of each element of `result.content` and of `result.structuredContent`,
+ * as the scan reads them (nothing for a text that is not one JSON value).
+ */
+export function toolResultSpans(bytes: Uint8Array): {
+  content: ByteSpan[];
+  structured: ByteSpan | undefined;
+} {
+  const result = scanMessage(bytes)?.result;
+  return { content: result?.blocks.map((block) => block.span) ?? [], structured: result?.structured };
+}
+
+/** Bytes no valid UTF-8 holds: a lone continuation, a truncated sequence, an encoded surrogate, an overlong form. */
+const badUtf8 = fc.constantFrom(
+  [0x80],
+  [0xc3],
+  [0xe2, 0x82],
+  [0xed, 0xa0, 0x80],
+  [0xc0, 0xaf],
+  [0xff],
+  [0xf4, 0x90, 0x80, 0x80],
+);
+
+/**
+ * A message or a batch of up to `maxBatch`, laid out with any whitespace and escapes, then often damaged: a
+ * byte replaced by one that breaks the JSON, bytes no valid UTF-8 holds, a byte order mark.
+ */
+export function damagedJson(message: fc.Arbitrary<unknown>, maxBatch: number): fc.Arbitrary<Buffer> {
+  return fc
+    .tuple(
+      fc.oneof(message, fc.array(message, { maxLength: maxBatch })),
+      fc.integer(),
+      fc.option(fc.tuple(fc.nat(), badUtf8)),
+      fc.option(fc.tuple(fc.nat(), fc.constantFrom('', '"', '\\', ',', '}', ']', '\u0001', 'x'))),
+      fc.boolean(),
+    )
+    .map(([value, seed, bad, edit, bom]) => {
+      let bytes = Buffer.from(layoutJson(value, seed, { whitespace: true, oddEscapes: seed % 3 === 0 }));
+      if (edit !== null) {
+        const at = edit[0] % (bytes.length + 1);
+        bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(edit[1]), bytes.subarray(at + 1)]);
+      }
+      if (bad !== null) {
+        const at = bad[0] % (bytes.length + 1);
+        bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(bad[1]), bytes.subarray(at)]);
+      }
+      return bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]) : bytes;
+    });
+}
+
+/** A tools/call request whose body nests exactly `depth` levels (its object 1, params 2, arguments 3, then arrays). */
+export function nestedCall(id: number, depth: number): string {
+  const arrays = depth - 3;
+  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"deep","arguments":{"v":${'['.repeat(arrays)}${']'.repeat(arrays)}}}}`;
 }

@@ -1,6 +1,8 @@
-// The ceilings table and its first count ceiling, request.maxBatchMessages, without sockets.
+// The ceilings table, its count ceiling request.maxBatchMessages and its nesting ceiling request.maxJsonDepth, without sockets.
 import { describe, expect, it } from 'vitest';
+import { formatExplanation } from '../../src/config/explain.js';
 import { parseConfigText } from '../../src/config/load.js';
+import { formatEffectiveConfig } from '../../src/config/print.js';
 import { CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
 import { limitErrorMessage } from '../../src/core/errors.js';
 import { resolveLimits } from '../../src/core/limits.js';
@@ -8,6 +10,7 @@ import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
 import { type JudgeContext, MESSAGE_CHECKS, messageSizeCheck } from '../../src/inspect/message-verdict.js';
 import { ExchangeSummary } from '../../src/inspect/observer.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { nestedCall } from '../support/json-samples.js';
 
 function batch(n: number): Uint8Array {
   const one = '{"jsonrpc":"2.0","method":"notifications/x"}';
@@ -113,12 +116,126 @@ describe('request.maxBatchMessages', () => {
   });
 });
 
+const nested = (depth: number) => new TextEncoder().encode(nestedCall(7, depth));
+
+describe('request.maxJsonDepth', () => {
+  it('refuses a body one level past 1,000 as an invalid request (400), naming the ceiling and the message it could read', () => {
+    const summary = new ExchangeSummary();
+    expect(judgeRequestBody(requestContext(policy, 'enforce', summary), nested(1000)).ok).toBe(true);
+    const verdict = judgeRequestBody(requestContext(policy, 'enforce', summary), nested(1001));
+    expect(verdict.ok).toBe(false);
+    if (verdict.ok) return;
+    expect(verdict.refusal.status).toBe(400);
+    expect(JSON.parse(verdict.refusal.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: {
+        code: -32600,
+        message:
+          'JSON nesting in the request body is 1,001 levels, over the request.maxJsonDepth limit of 1,000 levels set by the mcp-edge operator for tenant "default"',
+        data: {
+          reason: 'invalid_request',
+          direction: 'request',
+          limit: 'request.maxJsonDepth',
+          limitLevels: 1000,
+          observedLevels: 1001,
+          observedLevelsIsLowerBound: false,
+          tenant: 'default',
+          method: 'tools/call',
+          tool: 'deep',
+          enforcedBy: 'mcp-edge',
+        },
+      },
+    });
+    expect(summary.violations).toEqual([
+      { limit: 'request.maxJsonDepth', action: 'rejected', observed: 1001, id: 7 },
+    ]);
+  });
+
+  it('counts a batch array as a level, and empty containers and brackets in strings as JSON does', () => {
+    const at = (depth: number, body: string) =>
+      judgeRequestBody(
+        requestContext(
+          { defaults: { request: { maxJsonDepth: depth } }, tenants: {} },
+          'enforce',
+          new ExchangeSummary(),
+        ),
+        new TextEncoder().encode(body),
+      ).ok;
+    const call = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[{}],"s":"[[[[{{{{"}}';
+    expect(at(4, call)).toBe(true);
+    expect(at(3, call)).toBe(false);
+    expect(at(5, `[${call}]`)).toBe(true);
+    expect(at(4, `[${call}]`)).toBe(false);
+  });
+
+  it('is the configured value, per tenant (0: no ceiling), and in observe mode is counted, not enforced', () => {
+    const { config } = parseConfigText(
+      [
+        'upstream: { url: http://127.0.0.1:3000/mcp }',
+        'limits: { request: { maxJsonDepth: 10 } }',
+        'tenants: { acme: { limits: { request: { maxJsonDepth: 0 } } } }',
+      ].join('\n'),
+      'edge.yaml',
+      {},
+    );
+    const configured: LimitPolicy = {
+      defaults: config.limits,
+      tenants: config.tenants as LimitPolicy['tenants'],
+    };
+    const ctx = (tenant: string, mode: LimitMode, summary = new ExchangeSummary()) => ({
+      ...requestContext(configured, mode, summary),
+      tenant,
+    });
+    expect(judgeRequestBody(ctx('default', 'enforce'), nested(10)).ok).toBe(true);
+    expect(judgeRequestBody(ctx('default', 'enforce'), nested(11)).ok).toBe(false);
+    expect(judgeRequestBody(ctx('acme', 'enforce'), nested(5000)).ok).toBe(true);
+    const observing = new ExchangeSummary();
+    expect(judgeRequestBody(ctx('default', 'observe', observing), nested(11)).ok).toBe(true);
+    expect(observing.violations).toEqual([
+      { limit: 'request.maxJsonDepth', action: 'observed', observed: 11, id: 7 },
+    ]);
+    expect(() =>
+      parseConfigText(
+        'upstream: { url: http://127.0.0.1:3000/mcp }\nlimits: { methods: { m: { request: { maxJsonDepth: 5 } } } }',
+        'edge.yaml',
+        {},
+      ),
+    ).toThrow(/maxJsonDepth/);
+    expect(() =>
+      parseConfigText(
+        'upstream: { url: http://127.0.0.1:3000/mcp }\nlimits: { request: { maxJsonDepth: 1.5 } }',
+        'edge.yaml',
+        {},
+      ),
+    ).toThrow(/whole number of levels/);
+  });
+
+  it('explain and the config printer show it in levels', () => {
+    const configured: LimitPolicy = { defaults: { request: { maxJsonDepth: 64 } }, tenants: {} };
+    const explained = formatExplanation(resolveLimits(configured, { tenant: 'default' }), false);
+    expect(explained).toMatch(/request\.maxJsonDepth +64 levels +from limits\.request\.maxJsonDepth/);
+    const loaded = parseConfigText('upstream: { url: http://127.0.0.1:3000/mcp }', 'edge.yaml', {});
+    expect(formatEffectiveConfig(loaded)).toMatch(/maxJsonDepth: 1000 # 1,000 levels/);
+  });
+
+  it('a body that is not JSON is refused for that, however deep it nests', () => {
+    const verdict = judgeRequestBody(
+      requestContext(policy, 'enforce', new ExchangeSummary()),
+      new TextEncoder().encode(`${'['.repeat(5000)}x`),
+    );
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(JSON.parse(verdict.refusal.body).error.code).toBe(-32700);
+  });
+});
+
 describe('the table', () => {
   it('every ceiling has a unique config path, a unit and a built-in value, and errors speak its unit', () => {
     expect(new Set(CEILINGS.map((c) => c.name)).size).toBe(CEILINGS.length);
     for (const c of CEILINGS) expect(c.name).toBe(`${c.direction}.${c.key}`);
     expect(describeCeilingValue({ unit: 'messages' }, 1234)).toBe('1,234 messages');
     expect(describeCeilingValue({ unit: 'bytes' }, 2048)).toBe('2,048 bytes (2.00 KiB)');
+    expect(describeCeilingValue({ unit: 'levels' }, 1000)).toBe('1,000 levels');
     const body = limitErrorMessage({
       limit: 'response.maxMessageBytes',
       direction: 'response',

@@ -129,6 +129,7 @@ describe('valid files', () => {
           maxBodyBytes: BUILTIN_CEILINGS['request.maxBodyBytes'],
           maxMessageBytes: BUILTIN_CEILINGS['request.maxMessageBytes'],
           maxBatchMessages: BUILTIN_CEILINGS['request.maxBatchMessages'],
+          maxJsonDepth: BUILTIN_CEILINGS['request.maxJsonDepth'],
         },
         response: { maxMessageBytes: BUILTIN_CEILINGS['response.maxMessageBytes'] },
         methods: {},
@@ -183,6 +184,7 @@ describe('valid files', () => {
       maxBodyBytes: 1_500_000,
       maxMessageBytes: 65_536,
       maxBatchMessages: 10_000,
+      maxJsonDepth: 1000,
     });
     expect(config.limits.response.maxMessageBytes).toBe(0);
     expect(config.tenancy.resolve).toEqual([

@@ -6,9 +6,10 @@ import { JsonResponseInspector } from '../../src/inspect/json-response.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
 import type { InspectionObserver, LimitAction } from '../../src/inspect/observer.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
+import type { RelayVerdict } from '../../src/inspect/relay-verdict.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
 import { SessionStore } from '../../src/inspect/session-store.js';
-import { type InspectorOutput, SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 
 const enc = new TextEncoder();
 
@@ -52,7 +53,7 @@ function responseContext(
   };
 }
 
-function toBytes(out: InspectorOutput[]): Buffer {
+function toBytes(out: RelayVerdict[]): Buffer {
   return Buffer.concat(
     out.flatMap((o) => o.toClient.map((c) => (typeof c === 'string' ? Buffer.from(c) : Buffer.from(c)))),
   );

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type ByteSpan,
-  EnvelopeHeadScanner,
-  lastMemberValueSpan,
-  splitTopLevel,
-  toolResultSpans,
-} from '../../src/core/json-scan.js';
+import { EnvelopeHeadScanner } from '../../src/core/envelope-head.js';
+import { type ByteSpan, splitTopLevel } from '../../src/core/json-scan.js';
 import {
   chunksAt,
   cutPoints,
@@ -14,6 +9,7 @@ import {
   jsonValue,
   layoutJson,
   rpcId,
+  toolResultSpans,
   trickyString,
   trickyText,
   utf8,
@@ -159,7 +155,7 @@ describe('splitTopLevel', () => {
   });
 });
 
-describe('toolResultSpans', () => {
+describe('tool result spans, as the scan reads them', () => {
   const result = {
     content: [
       { type: 'text', text: trickyText },
@@ -276,74 +272,6 @@ describe('toolResultSpans', () => {
       }),
       { numRuns: 300 },
     );
-  });
-});
-
-describe('toolResultSpans shortcuts', () => {
-  const text = JSON.stringify({
-    result: {
-      content: [
-        { type: 'image', data: 'AA==' },
-        { text: 'first "block"', type: 'text' },
-        { type: 'text', text: 'second' },
-      ],
-      structuredContent: { a: [1, 2] },
-    },
-    jsonrpc: '2.0',
-    id: 1,
-  });
-  const bytes = utf8(text);
-  const plain = toolResultSpans(bytes);
-
-  it('asks the caller about each text value, with its block index and opening quote', () => {
-    const asked: Array<[number, string]> = [];
-    const spans = toolResultSpans(bytes, {
-      textValueEnd: (block, literalStart) => {
-        asked.push([block, decode(bytes.subarray(literalStart, literalStart + 7))]);
-        return -1;
-      },
-    });
-    expect(asked).toEqual([
-      [1, '"first '],
-      [2, '"second'],
-    ]);
-    expect(spans).toEqual(plain);
-  });
-
-  it('continues after the end the caller proves, and trusts a known structuredContent span only where it starts', () => {
-    const literal = JSON.stringify('second');
-    const literalStart = text.indexOf(literal);
-    const spans = toolResultSpans(bytes, {
-      textValueEnd: (block, start) => (block === 2 ? start + literal.length : -1),
-      structured: [plain.structured![0], plain.structured![1]],
-    });
-    expect(spans).toEqual(plain);
-    expect(literalStart).toBeGreaterThan(0);
-    // A span that does not start where structuredContent starts is ignored.
-    expect(toolResultSpans(bytes, { structured: [plain.structured![0] + 1, 3] })).toEqual(plain);
-  });
-});
-
-describe('lastMemberValueSpan', () => {
-  it('finds the value of the last member with that name', () => {
-    const text = '{"structuredContent":1,"result":{"structuredContent" : {"x":"y"} ,"isError":false}}';
-    const span = lastMemberValueSpan(utf8(text), 'structuredContent');
-    expect(span && slice(utf8(text), span)).toBe('{"x":"y"}');
-  });
-
-  it('skips occurrences inside strings and string values', () => {
-    const text =
-      '{"structuredContent":[1],"a":"structuredContent","b":"x\\"structuredContent\\":2","c\\"structuredContent":3}';
-    expect(JSON.parse(text)).toBeTypeOf('object');
-    const span = lastMemberValueSpan(utf8(text), 'structuredContent');
-    expect(span && slice(utf8(text), span)).toBe('[1]');
-  });
-
-  it('returns undefined when there is no such member', () => {
-    expect(
-      lastMemberValueSpan(utf8('{"result":{"content":["structuredContent"]}}'), 'structuredContent'),
-    ).toBeUndefined();
-    expect(lastMemberValueSpan(utf8(''), 'structuredContent')).toBeUndefined();
   });
 });
 
@@ -464,6 +392,30 @@ describe('EnvelopeHeadScanner', () => {
       hasError: false,
     });
     expect(scanInChunksOf('"id"', 1).id).toBeUndefined();
+  });
+
+  it('ends strings where the whole-message scan ends them, and stops at one JSON.parse refuses, in any chunking', () => {
+    const long = 'x'.repeat(5000);
+    const text = `{"result":{"t":"${long}\\u0022\\\\${long}\\ud83d\\ude00"},"a":"\\u00e9\\"","id":"i\\u0064"}`;
+    expect(JSON.parse(text).id).toBe('id');
+    for (const size of [1, 2, 3, 5, 7, 1024, 4099, text.length])
+      expect(scanInChunksOf(text, size).id).toBe('id');
+    for (const bad of ['\u0001', '\\x', '\\u12G4']) {
+      const refused = `{"result":{"t":"a${bad}b"},"id":5}`;
+      expect(() => JSON.parse(refused)).toThrow();
+      for (const size of [1, 3, refused.length]) {
+        const scanner = new EnvelopeHeadScanner();
+        const bytes = utf8(refused);
+        for (let i = 0; i < bytes.length; i += size) scanner.push(bytes.subarray(i, i + size));
+        expect(scanner.unreadable).toBe(true);
+        expect(scanner.snapshot()).toEqual({
+          id: undefined,
+          method: undefined,
+          hasResult: true,
+          hasError: false,
+        });
+      }
+    }
   });
 
   it('keeps constant memory: no field grows with the input', () => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   BUILTIN_CEILINGS,
   maxRequestBodyCeiling,
-  maxRequestMessageCeiling,
   maxResponseCeiling,
   resolveLimits,
 } from '../../src/core/limits.js';
@@ -50,6 +49,7 @@ describe('resolveLimits: layers and sources', () => {
         maxBodyBytes: { value: 4 * MiB, source: 'limits.request.maxBodyBytes' },
         maxMessageBytes: { value: 1 * MiB, source: 'limits.request.maxMessageBytes' },
         maxBatchMessages: { value: 10_000, source: 'built-in default' },
+        maxJsonDepth: { value: 1000, source: 'built-in default' },
       },
       response: { maxMessageBytes: { value: 4 * MiB, source: 'limits.response.maxMessageBytes' } },
     });
@@ -157,6 +157,7 @@ describe('resolveLimits: layers and sources', () => {
       'request.maxBodyBytes': 4 * MiB,
       'request.maxMessageBytes': 1 * MiB,
       'request.maxBatchMessages': 10_000,
+      'request.maxJsonDepth': 1000,
       'response.maxMessageBytes': 4 * MiB,
     });
   });
@@ -226,7 +227,6 @@ describe('largest reachable ceilings', () => {
   it('is the base ceiling when nothing overrides it', () => {
     const plain: LimitPolicy = { defaults: { response: { maxMessageBytes: 2 * MiB } }, tenants: {} };
     expect(maxResponseCeiling(plain, 'x')).toBe(2 * MiB);
-    expect(maxRequestMessageCeiling(plain, 'x')).toBe(BUILTIN_CEILINGS['request.maxMessageBytes']);
   });
 
   it('sees a method override that raises the ceiling, and one set only by the tenant', () => {
@@ -251,8 +251,7 @@ describe('largest reachable ceilings', () => {
     ).toBe(50 * MiB);
   });
 
-  it('covers request message and body ceilings the same way', () => {
-    expect(maxRequestMessageCeiling(layered, 'beta')).toBe(3 * MiB);
+  it('covers request body ceilings the same way', () => {
     expect(maxRequestBodyCeiling(layered, 'beta')).toBe(32 * MiB);
     const noBodyCeiling: LimitPolicy = { defaults: { request: { maxBodyBytes: 0 } }, tenants: {} };
     expect(maxRequestBodyCeiling(noBodyCeiling, 'x')).toBeNull();

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toolResultSpans } from '../../src/core/json-scan.js';
 import {
   emptyChannels,
   estimateTokens,
@@ -14,6 +13,7 @@ import {
   items,
   jsonValue,
   layoutJson,
+  toolResultSpans,
   toolsCallRequest,
   trickyText,
   utf8,

@@ -7,12 +7,12 @@ import { scanMessage } from '../../src/core/message-scan.js';
 import type { LimitMode, LimitPolicy, MessageSubject } from '../../src/core/types.js';
 import { JsonResponseInspector } from '../../src/inspect/json-response.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
-import type { InspectionObserver } from '../../src/inspect/observer.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 import {
   chunksAt,
   cutPoints,
+  damagedJson,
   decode,
   jsonValue,
   layoutJson,
@@ -20,6 +20,7 @@ import {
   trickyString,
   utf8,
 } from '../support/json-samples.js';
+import { recordingObserver } from '../support/recording-observer.js';
 
 const ANSWERS: (MessageSubject | undefined)[] = [
   undefined,
@@ -303,14 +304,7 @@ describe('scanMessage against JSON.parse + measureMessage', () => {
 /** Everything an inspector tells its observer, in order. */
 function recordingContext(mode: LimitMode, ceiling: number): { ctx: JudgeContext; log: unknown[] } {
   const log: unknown[] = [];
-  const observer: InspectionObserver = {
-    message: (direction, measurement, subject) => log.push({ direction, measurement, subject }),
-    limitExceeded: (violation, action) => log.push({ violation, action }),
-    unparsable: (direction, bytes, reason) => log.push({ direction, bytes, reason }),
-    toolsListed: (names) => log.push({ names }),
-    toolsDescribed: (tools) => log.push({ tools }),
-    toolAnswered: (tool, error) => log.push({ tool, error }),
-  };
+  const observer = recordingObserver(log);
   const pending = new PendingRequests({ maxEntries: 100, maxBytes: 1 << 20, ttlMs: 60_000 });
   pending.remember(1, { method: 'tools/call', tool: 'export' });
   pending.remember('a', { method: 'tools/list', tool: undefined });
@@ -358,37 +352,7 @@ function eventJudgedByParsing(ctx: JudgeContext, data: Uint8Array): boolean {
   return true;
 }
 
-/** Bytes no valid UTF-8 holds: a lone continuation, a truncated sequence, an encoded surrogate, an overlong form. */
-const badUtf8 = fc.constantFrom(
-  [0x80],
-  [0xc3],
-  [0xe2, 0x82],
-  [0xed, 0xa0, 0x80],
-  [0xc0, 0xaf],
-  [0xff],
-  [0xf4, 0x90, 0x80, 0x80],
-);
-
-const damagedBody = fc
-  .tuple(
-    fc.oneof(message, fc.array(message, { maxLength: 3 })),
-    fc.integer(),
-    fc.option(fc.tuple(fc.nat(), badUtf8)),
-    fc.option(fc.tuple(fc.nat(), fc.constantFrom('', '"', '\\', ',', '}', ']', '\u0001', 'x'))),
-    fc.boolean(),
-  )
-  .map(([value, seed, bad, edit, bom]) => {
-    let bytes = Buffer.from(layoutJson(value, seed, { whitespace: true, oddEscapes: seed % 3 === 0 }));
-    if (edit !== null) {
-      const at = edit[0] % (bytes.length + 1);
-      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(edit[1]), bytes.subarray(at + 1)]);
-    }
-    if (bad !== null) {
-      const at = bad[0] % (bytes.length + 1);
-      bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from(bad[1]), bytes.subarray(at)]);
-    }
-    return bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]) : bytes;
-  });
+const damagedBody = damagedJson(message, 3);
 
 describe('held messages judged from their bytes, against decoding and parsing them', () => {
   it('property: a JSON body, any chunking, valid or not: the same records, the same verdict, the bytes as sent', () => {

@@ -5,8 +5,9 @@ import type { LimitPolicy, LimitViolation } from '../../src/core/types.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
 import type { InspectionObserver } from '../../src/inspect/observer.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
+import type { RelayVerdict } from '../../src/inspect/relay-verdict.js';
 import { openGetStream, type SessionState, SessionStore } from '../../src/inspect/session-store.js';
-import { type InspectorOutput, SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 
 const enc = new TextEncoder();
 const KiB = 1024;
@@ -64,7 +65,7 @@ function call(session: SessionState, id: number, tool: string): PendingRequests 
   return exchange;
 }
 
-function text(out: InspectorOutput[]): string {
+function text(out: RelayVerdict[]): string {
   return out
     .flatMap((o) => o.toClient.map((c) => (typeof c === 'string' ? c : Buffer.from(c).toString())))
     .join('');
