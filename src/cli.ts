@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.
+// The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure (audit: 3 too).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { AUDIT_USAGE } from './audit/args.js';
+import { runAudit } from './audit/audit.js';
 import { describeUpstream, formatExplanation } from './config/explain.js';
 import {
   COMMAND_LINE_SOURCE,
@@ -33,10 +35,12 @@ const USAGE = `Usage:
   mcp-edge explain --config FILE --host NAME [--tenant T] [--tool X]
                                          print the host profile NAME (or the host a client NAME maps to),
                                          its budget, its sources, and hostBudgets.action for T and X
+${AUDIT_USAGE}
   mcp-edge hash-key < key.txt            print the SHA-256 of an API key read from stdin (for tenancy.resolve apiKey)
   mcp-edge --help | --version
 
-Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.`;
+Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure (audit: over a budget);
+audit: 3 the server could not be reached or initialized.`;
 
 class UsageError extends Error {}
 
@@ -166,6 +170,13 @@ function usageErrorOf(error: unknown): UsageError | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // audit has options of its own (src/audit/args.ts).
+  if (argv[0] === 'audit') {
+    return runAudit(argv.slice(1), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  }
   let parsed: ReturnType<
     typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>
   >;

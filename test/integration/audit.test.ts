@@ -1,0 +1,253 @@
+// `mcp-edge audit` against real servers: server-everything over HTTP and over stdio, server-filesystem over
+// stdio, and the bundled demo. What audit reports is checked against the bytes each server sends, read
+// here without any MCP client.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoServer, startDemoServer } from '../../src/demo/server.js';
+import {
+  type AuditJson,
+  callsFile,
+  rawHttpAnswer,
+  rawStdioAnswer,
+  runAudit,
+  stopAudits,
+} from '../support/audit-cli.js';
+import { freePort } from '../support/ports.js';
+import { type ServerEverything, startServerEverything } from '../support/server-everything.js';
+
+const EVERYTHING = fileURLToPath(
+  new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
+);
+const FILESYSTEM = fileURLToPath(
+  new URL('../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url),
+);
+
+/** Words enough that their tokens are well past Claude Code's 25,000 (each `wN` is at least one token). */
+const OVERSIZED = Array.from({ length: 40_000 }, (_, i) => `w${i}`).join(' ');
+
+/**
+ * Each tool's bytes in a raw tools/list answer. These servers write compact JSON (the SDK's JSON.stringify),
+ * so each descriptor's text as sent is its JSON.stringify, which must occur verbatim in the answer.
+ */
+function sentDescriptorBytes(raw: Buffer): Map<string, number> {
+  const tools = (JSON.parse(raw.toString('utf8')) as { result: { tools: { name: string }[] } }).result.tools;
+  const text = raw.toString('utf8');
+  const bytes = new Map<string, number>();
+  for (const tool of tools) {
+    const compact = JSON.stringify(tool);
+    expect(text.includes(compact), `${tool.name}'s descriptor is sent as compact JSON`).toBe(true);
+    bytes.set(tool.name, Buffer.byteLength(compact, 'utf8'));
+  }
+  return bytes;
+}
+
+function expectCatalogAsSent(json: AuditJson, sent: Map<string, number>, pageBytes: number): void {
+  expect(json.catalog.tools.map((t) => [t.name, t.bytes]).sort()).toEqual([...sent.entries()].sort());
+  const weights = json.catalog.tools.map((t) => t.bytes);
+  expect(weights).toEqual([...weights].sort((a, b) => b - a));
+  expect(json.catalog.totalBytes).toBe([...sent.values()].reduce((a, b) => a + b, 0));
+  const tools = json.listings.find((l) => l.method === 'tools/list');
+  expect(tools?.stop).toBe('end');
+  // A single page: the listing's total is the answer's bytes, envelope included (its id may differ from 2 by a digit).
+  expect(tools?.pages.length).toBe(1);
+  expect(Math.abs((tools?.pages[0]?.bytes ?? 0) - pageBytes)).toBeLessThanOrEqual(2);
+  for (const tool of json.catalog.tools) {
+    expect(tool.chars).toBeGreaterThan(0);
+    expect(tool.tokens).toBeGreaterThan(0);
+    expect(tool.tokens).toBeLessThan(tool.bytes);
+  }
+  expect(json.catalog.hosts['claude-code']?.unit).toBe('tokens');
+  expect(json.catalog.hosts['claude-code']?.size).toBeGreaterThan(0);
+}
+
+afterEach(stopAudits);
+
+describe('mcp-edge audit: server-everything', () => {
+  let everything: ServerEverything;
+  beforeAll(async () => {
+    everything = await startServerEverything();
+  });
+  afterAll(async () => {
+    await everything.close();
+  });
+
+  it('over HTTP: tool weights are the bytes sent; an oversized echo, both channels and a resources/read measured', async () => {
+    const raw = await rawHttpAnswer(everything.url, 'tools/list');
+    const structured = JSON.parse(
+      (
+        await rawHttpAnswer(everything.url, 'tools/call', {
+          name: 'get-structured-content',
+          arguments: { location: 'Chicago' },
+        })
+      ).toString('utf8'),
+    ) as { result: { content: { type: string; text: string }[]; structuredContent: unknown } };
+    const calls = callsFile([
+      { tool: 'echo', arguments: { message: OVERSIZED } },
+      { tool: 'get-structured-content', arguments: { location: 'Chicago' } },
+      { method: 'resources/read', params: { uri: 'demo://resource/static/document/architecture.md' } },
+    ]);
+    const { code, json, stderr } = await runAudit([everything.url, '--calls', calls, '--json']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(json.server.name).toBe('mcp-servers/everything');
+    expect(json.protocolVersion).toBe('2025-11-25');
+    expectCatalogAsSent(json, sentDescriptorBytes(raw), raw.length);
+
+    const [echo, both, read] = json.calls;
+    expect(echo?.tool).toBe('echo');
+    expect(echo?.bytes).toBeGreaterThan(OVERSIZED.length);
+    expect(echo?.channels?.content).toBeGreaterThan(OVERSIZED.length);
+    expect(echo?.channels?.structuredContent).toBe(0);
+    expect(echo?.hosts['claude-code']).toMatchObject({ unit: 'tokens', budget: 25_000, over: true });
+    expect(echo?.hosts['claude-code']?.size).toBeGreaterThan(25_000);
+    expect(echo?.hosts['claude-code']?.past).toContain('exceeds maximum allowed tokens');
+    expect(echo?.hosts['gemini-cli']).toMatchObject({ unit: 'characters', budget: 40_000, over: true });
+    expect(echo?.hosts['claude-desktop']).toMatchObject({ unit: 'bytes', over: false });
+
+    // Both channels, and the text block that repeats structuredContent: the bytes as the server sends them.
+    const block = structured.result.content[0]!;
+    expect(both?.channels?.structuredContent).toBe(
+      JSON.stringify(structured.result.structuredContent).length,
+    );
+    expect(both?.channels?.content).toBe(JSON.stringify(block).length);
+    expect(block.text).toBe(JSON.stringify(structured.result.structuredContent));
+    expect(both?.duplicatedBytes).toBe(Buffer.byteLength(block.text));
+    expect(both?.hosts['claude-code']?.over).toBe(false);
+
+    expect(read).toMatchObject({ method: 'resources/read', channels: null, isError: false });
+    expect(read?.bytes).toBeGreaterThan(1000);
+    expect(read?.hosts['gemini-cli']?.unit).toBe('characters');
+    expect(read?.hosts['gemini-cli']?.size).toBeGreaterThan(1000);
+
+    const codes = json.findings.map((f) => `${f.code} ${f.subject ?? ''}`);
+    expect(codes).toContain('structured-content-duplicated get-structured-content');
+    // server-everything answers a cursor it never issued with the first page again.
+    expect(codes).toContain('invalid-cursor-accepted tools/list');
+    for (const finding of json.findings) expect(finding.fix.length).toBeGreaterThan(10);
+  }, 60_000);
+
+  it('over stdio: the server spawned as the edge spawns one, its descriptors weighed as its lines carry them', async () => {
+    const argv = [process.execPath, EVERYTHING, 'stdio'];
+    const raw = await rawStdioAnswer(argv, 'tools/list');
+    const calls = callsFile([{ tool: 'get-structured-content', arguments: { location: 'New York' } }]);
+    const { code, json } = await runAudit(['--json', '--calls', calls, '--', ...argv]);
+    expect(code).toBe(0);
+    expect(json.server.name).toBe('mcp-servers/everything');
+    expectCatalogAsSent(json, sentDescriptorBytes(raw), raw.length);
+    expect(json.calls[0]?.channels?.structuredContent).toBeGreaterThan(0);
+    expect(json.calls[0]?.duplicatedBytes).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('--fail-over claude-code: 0 within the budget, 1 over it, 2 for usage errors, 3 when unreachable', async () => {
+    const small = callsFile([{ tool: 'echo', arguments: { message: 'hello' } }]);
+    const within = await runAudit([everything.url, '--calls', small, '--fail-over', 'claude-code']);
+    expect(within.code).toBe(0);
+    expect(within.stdout).toContain('Within the budget of claude-code');
+
+    const big = callsFile([{ tool: 'echo', arguments: { message: OVERSIZED } }]);
+    const over = await runAudit([everything.url, '--calls', big, '--fail-over', 'claude-code']);
+    expect(over.code).toBe(1);
+    expect(over.stderr).toMatch(/over budget: claude-code: echo \(line 1\) is \d+ tokens, over 25000/);
+    expect(over.stdout).toContain('OVER');
+    // The catalog alone is far within Claude Code's budget.
+    expect(over.stdout).not.toContain('the catalog is');
+
+    const unknownHost = await runAudit([everything.url, '--fail-over', 'no-such-host']);
+    expect(unknownHost.code).toBe(2);
+    expect(unknownHost.stderr).toContain('no host profile "no-such-host"');
+    const badCalls = await runAudit([everything.url, '--calls', callsFile([{ nothing: 1 }])]);
+    expect(badCalls.code).toBe(2);
+    expect(badCalls.stderr).toMatch(/calls\.jsonl:1: expected \{"tool"/);
+    const noServer = await runAudit(['--json']);
+    expect(noServer.code).toBe(2);
+
+    const closedPort = await freePort();
+    const unreachable = await runAudit([`http://127.0.0.1:${closedPort}/mcp`, '--fail-over', 'claude-code']);
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.stderr).toContain(`could not reach or initialize http://127.0.0.1:${closedPort}/mcp`);
+    expect(unreachable.stderr).toContain('ECONNREFUSED');
+    const noCommand = await runAudit(['--', join(tmpdir(), 'no-such-mcp-server')]);
+    expect(noCommand.code).toBe(3);
+    expect(noCommand.stderr).toContain('ENOENT');
+  }, 240_000);
+});
+
+describe('mcp-edge audit: server-filesystem over stdio', () => {
+  it('a read of a file over Claude Code budget is over it (exit 1 with --fail-over), a small one is not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-audit-fs-'));
+    const large = join(dir, 'large.txt');
+    writeFileSync(large, `${OVERSIZED}\n`);
+    const small = join(dir, 'small.txt');
+    writeFileSync(small, 'a small file\n');
+    const argv = [process.execPath, FILESYSTEM, dir];
+    const raw = await rawStdioAnswer(argv, 'tools/list');
+    const calls = callsFile([
+      { tool: 'read_text_file', arguments: { path: small } },
+      { tool: 'read_text_file', arguments: { path: large } },
+    ]);
+    const { code, json, stderr } = await runAudit([
+      '--json',
+      '--calls',
+      calls,
+      '--fail-over',
+      'claude-code',
+      '--',
+      ...argv,
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('read_text_file (line 2)');
+    expectCatalogAsSent(json, sentDescriptorBytes(raw), raw.length);
+    const [smallRead, largeRead] = json.calls;
+    expect(smallRead?.hosts['claude-code']?.over).toBe(false);
+    expect(largeRead?.isError).toBe(false);
+    expect(largeRead?.bytes).toBeGreaterThan(OVERSIZED.length);
+    expect(largeRead?.hosts['claude-code']).toMatchObject({ unit: 'tokens', budget: 25_000, over: true });
+
+    const within = await runAudit([
+      '--calls',
+      callsFile([{ tool: 'read_text_file', arguments: { path: small } }]),
+      '--fail-over',
+      'claude-code',
+      '--',
+      ...argv,
+    ]);
+    expect(within.code).toBe(0);
+  }, 120_000);
+});
+
+describe('mcp-edge audit: the bundled demo', () => {
+  let demo: DemoServer;
+  beforeAll(async () => {
+    demo = await startDemoServer({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await demo.close();
+  });
+
+  it('prints a table of the catalog, the calls per host and the findings', async () => {
+    const raw = await rawHttpAnswer(demo.url, 'tools/list');
+    const calls = callsFile([
+      { tool: 'weather_report', arguments: { city: 'Oslo' } },
+      { tool: 'sized', arguments: { bytes: 200_000, channel: 'both' } },
+    ]);
+    const json = await runAudit([demo.url, '--calls', calls, '--json']);
+    expect(json.code).toBe(0);
+    expectCatalogAsSent(json.json, sentDescriptorBytes(raw), raw.length);
+    const sized = json.json.calls[1];
+    expect(sized?.channels?.structuredContent).toBeGreaterThan(200_000);
+    expect(sized?.duplicatedBytes).toBeGreaterThan(200_000);
+    expect(sized?.hosts.codex?.over).toBe(true);
+
+    const table = await runAudit([demo.url, '--calls', calls]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(`mcp-edge audit of ${demo.url}`);
+    expect(table.stdout).toMatch(/Catalog: \d+ tools on 1 page\(s\)/);
+    for (const tool of json.json.catalog.tools) expect(table.stdout).toContain(tool.name);
+    expect(table.stdout).toMatch(/sized\s+codex\s+[\d,]+ bytes of 10,240\s+[\d.]+%\s+OVER/);
+    expect(table.stdout).toContain('structured-content-duplicated');
+    expect(table.stdout).toContain('fix: ');
+  }, 120_000);
+});
