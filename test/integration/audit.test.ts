@@ -16,6 +16,7 @@ import {
   stopAudits,
 } from '../support/audit-cli.js';
 import { freePort } from '../support/ports.js';
+import { REPO_ROOT } from '../support/processes.js';
 import { type ServerEverything, startServerEverything } from '../support/server-everything.js';
 
 const EVERYTHING = fileURLToPath(
@@ -141,6 +142,30 @@ describe('mcp-edge audit: server-everything', () => {
     expect(json.calls[0]?.duplicatedBytes).toBeGreaterThan(0);
   }, 60_000);
 
+  it('an answer past --max-message-bytes is not held: the call says so, the audit goes on (HTTP and stdio)', async () => {
+    const calls = callsFile([
+      { tool: 'echo', arguments: { message: 'x'.repeat(200_000) } },
+      { tool: 'echo', arguments: { message: 'after' } },
+    ]);
+    for (const target of [[everything.url], ['--', process.execPath, EVERYTHING, 'stdio']]) {
+      const { code, json } = await runAudit([
+        '--json',
+        '--calls',
+        calls,
+        '--max-message-bytes',
+        '64KiB',
+        ...target,
+      ]);
+      expect(code).toBe(0);
+      const [big, after] = json.calls;
+      expect(big?.error?.message).toContain('over --max-message-bytes');
+      expect(big?.bytes).toBeGreaterThan(64 * 1024);
+      expect(big?.hosts).toEqual({});
+      expect(after?.error).toBeUndefined();
+      expect(after?.channels?.content).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
   it('--fail-over claude-code: 0 within the budget, 1 over it, 2 for usage errors, 3 when unreachable', async () => {
     const small = callsFile([{ tool: 'echo', arguments: { message: 'hello' } }]);
     const within = await runAudit([everything.url, '--calls', small, '--fail-over', 'claude-code']);
@@ -227,27 +252,33 @@ describe('mcp-edge audit: the bundled demo', () => {
     await demo.close();
   });
 
-  it('prints a table of the catalog, the calls per host and the findings', async () => {
+  it("the README's example: a table of the catalog, the calls per host and the findings; --json agrees", async () => {
     const raw = await rawHttpAnswer(demo.url, 'tools/list');
-    const calls = callsFile([
-      { tool: 'weather_report', arguments: { city: 'Oslo' } },
-      { tool: 'sized', arguments: { bytes: 200_000, channel: 'both' } },
-    ]);
+    const calls = join(REPO_ROOT, 'examples/audit-calls.jsonl');
     const json = await runAudit([demo.url, '--calls', calls, '--json']);
     expect(json.code).toBe(0);
     expectCatalogAsSent(json.json, sentDescriptorBytes(raw), raw.length);
+    expect(json.json.calls.map((c) => c.tool ?? c.method)).toEqual([
+      'weather_report',
+      'sized',
+      'export_report',
+      'resources/read',
+    ]);
     const sized = json.json.calls[1];
-    expect(sized?.channels?.structuredContent).toBeGreaterThan(200_000);
-    expect(sized?.duplicatedBytes).toBeGreaterThan(200_000);
+    expect(sized?.channels?.structuredContent).toBeGreaterThan(150_000);
+    expect(sized?.duplicatedBytes).toBeGreaterThan(150_000);
     expect(sized?.hosts.codex?.over).toBe(true);
+    expect(json.json.calls[2]?.hosts['claude-code']?.over).toBe(true);
 
-    const table = await runAudit([demo.url, '--calls', calls]);
-    expect(table.code).toBe(0);
+    const table = await runAudit([demo.url, '--calls', calls, '--fail-over', 'claude-code']);
+    expect(table.code).toBe(1);
     expect(table.stdout).toContain(`mcp-edge audit of ${demo.url}`);
     expect(table.stdout).toMatch(/Catalog: \d+ tools on 1 page\(s\)/);
     for (const tool of json.json.catalog.tools) expect(table.stdout).toContain(tool.name);
     expect(table.stdout).toMatch(/sized\s+codex\s+[\d,]+ bytes of 10,240\s+[\d.]+%\s+OVER/);
+    expect(table.stdout).toMatch(/export_report\s+claude-code\s+>=[\d,]+ tokens of 25,000\s+[\d.]+%\s+OVER/);
     expect(table.stdout).toContain('structured-content-duplicated');
     expect(table.stdout).toContain('fix: ');
+    expect(table.stdout).toContain('Over budget (--fail-over): claude-code: sized (line 2)');
   }, 120_000);
 });
