@@ -1,21 +1,23 @@
 // Where each item of a listing page (`result.tools[i]`, `result.prompts[i]`, ...) lies in the bytes the
 // server sent, so a descriptor weighs what was sent, escapes and whitespace included. Built on the core's
 // validating value scan; a page it cannot read yields no spans (the caller says so).
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isJsonWhitespace,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '../core/bytes.js';
 import type { ByteSpan } from '../core/json-scan.js';
 import { scanValue } from '../core/message-scan.js';
 import { scanString } from '../core/string-scan.js';
 
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const QUOTE = 0x22;
-
 function skipWs(buf: Uint8Array, pos: number): number {
   let i = pos;
-  while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
+  while (i < buf.length && isJsonWhitespace(buf[i])) i++;
   return i;
 }
 

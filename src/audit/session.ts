@@ -61,7 +61,9 @@ export class AuditSession {
           ? error.message
           : failure instanceof Error
             ? failure.message
-            : 'no answer',
+            : raw === undefined
+              ? 'no answer that audit could read (JSON-RPC in UTF-8) for this request'
+              : 'an answer with neither a result nor an error',
     };
   }
 

@@ -133,13 +133,29 @@ describe('mcp-edge audit: server-everything', () => {
   it('over stdio: the server spawned as the edge spawns one, its descriptors weighed as its lines carry them', async () => {
     const argv = [process.execPath, EVERYTHING, 'stdio'];
     const raw = await rawStdioAnswer(argv, 'tools/list');
-    const calls = callsFile([{ tool: 'get-structured-content', arguments: { location: 'New York' } }]);
+    const links = JSON.parse(
+      (
+        await rawStdioAnswer(argv, 'tools/call', { name: 'get-resource-links', arguments: { count: 3 } })
+      ).toString('utf8'),
+    ) as { result: { content: { type: string; size?: number; mimeType?: string }[] } };
+    const sentLinks = links.result.content.filter((b) => b.type === 'resource_link');
+    const calls = callsFile([
+      { tool: 'get-structured-content', arguments: { location: 'New York' } },
+      { tool: 'get-resource-links', arguments: { count: 3 } },
+    ]);
     const { code, json } = await runAudit(['--json', '--calls', calls, '--', ...argv]);
     expect(code).toBe(0);
     expect(json.server.name).toBe('mcp-servers/everything');
     expectCatalogAsSent(json, sentDescriptorBytes(raw), raw.length);
     expect(json.calls[0]?.channels?.structuredContent).toBeGreaterThan(0);
     expect(json.calls[0]?.duplicatedBytes).toBeGreaterThan(0);
+    expect(sentLinks.length).toBe(3);
+    expect(json.calls[1]?.resourceLinks).toMatchObject({
+      count: 3,
+      withSize: sentLinks.filter((l) => typeof l.size === 'number').length,
+      withMimeType: sentLinks.filter((l) => typeof l.mimeType === 'string').length,
+    });
+    expect(json.calls[1]?.channels?.blocks.content_resource_link).toBeGreaterThan(0);
   }, 60_000);
 
   it('an answer past --max-message-bytes is not held: the call says so, the audit goes on (HTTP and stdio)', async () => {
