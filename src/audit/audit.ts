@@ -124,6 +124,11 @@ async function audit(
 
 /** Runs `mcp-edge audit ARGS`; resolves to the exit code. */
 export async function runAudit(argv: readonly string[], output: Output): Promise<number> {
+  const own = argv.indexOf('--') >= 0 ? argv.slice(0, argv.indexOf('--')) : argv;
+  if (own.includes('--help') || own.includes('-h')) {
+    output.out(`Usage:\n${AUDIT_USAGE}\n`);
+    return 0;
+  }
   let options: AuditOptions;
   let calls: CallSpec[] = [];
   let table: HostTable;

@@ -204,6 +204,10 @@ describe('mcp-edge audit: server-everything', () => {
     expect(badCalls.stderr).toMatch(/calls\.jsonl:1: expected \{"tool"/);
     const noServer = await runAudit(['--json']);
     expect(noServer.code).toBe(2);
+    expect(noServer.stderr).toContain('audit needs a server');
+    const help = await runAudit(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('mcp-edge audit URL [--header NAME=VALUE]');
 
     const closedPort = await freePort();
     const unreachable = await runAudit([`http://127.0.0.1:${closedPort}/mcp`, '--fail-over', 'claude-code']);
@@ -297,4 +301,32 @@ describe('mcp-edge audit: the bundled demo', () => {
     expect(table.stdout).toContain('fix: ');
     expect(table.stdout).toContain('Over budget (--fail-over): claude-code: sized (line 2)');
   }, 120_000);
+
+  it("--config adds the config's hosts: profiles, measured and failed over like the built-in ones", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-audit-config-'));
+    const config = join(dir, 'edge.yaml');
+    writeFileSync(
+      config,
+      `upstream: { url: ${demo.url} }\nhosts:\n  tiny-host:\n    match: [tiny*]\n    budgets: { characters: 200 }\n    channels: content\n`,
+    );
+    const calls = callsFile([{ tool: 'echo', arguments: { text: 'x'.repeat(300) } }]);
+    const { code, json, stderr } = await runAudit([
+      demo.url,
+      '--json',
+      '--config',
+      config,
+      '--hosts',
+      'tiny-host',
+      '--calls',
+      calls,
+      '--fail-over',
+      'tiny-host',
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('over budget: tiny-host: echo (line 1)');
+    expect(Object.keys(json.catalog.hosts)).toEqual(['tiny-host']);
+    expect(json.catalog.hosts['tiny-host']).toMatchObject({ unit: 'characters', budget: 200, over: true });
+    expect(json.calls[0]?.hosts['tiny-host']).toMatchObject({ unit: 'characters', budget: 200, over: true });
+    expect(json.calls[0]?.hosts['tiny-host']?.size).toBeGreaterThanOrEqual(300);
+  }, 60_000);
 });
