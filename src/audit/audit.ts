@@ -3,7 +3,6 @@
 // --fail-over host's budget, 2 usage, 3 the server could not be reached or initialized.
 import { readFileSync } from 'node:fs';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { pino } from 'pino';
 import { ConfigError, defaultConfig, loadConfigFile } from '../config/load.js';
 import { DEFAULT_HOST_BUDGETS, HostTable } from '../hosts/host-table.js';
 import type { HostProfile } from '../hosts/profiles.js';
@@ -61,7 +60,7 @@ function transportOf(options: AuditOptions, tap: RawTap): Transport {
   if ('url' in options.target) return httpTransport(options.target.url, options.headers, tap);
   const spec = defaultConfig({ stdioCommand: options.target.command }).upstream.stdio;
   if (spec === undefined) throw new Error('a stdio command gave no stdio upstream');
-  return new EdgeStdioTransport(spec, tap, pino({ level: 'error' }, process.stderr));
+  return new EdgeStdioTransport(spec, tap);
 }
 
 function describeTarget(options: AuditOptions): string {
@@ -163,11 +162,20 @@ export async function runAudit(argv: readonly string[], output: Output): Promise
   const bounds: WalkBounds = { maxPages: options.maxPages, remaining: () => deadline - Date.now() };
   const tap = new RawTap(options.maxMessageBytes);
   let session: AuditSession;
+  const transport = transportOf(options, tap);
   try {
-    session = await openSession(transportOf(options, tap), tap, bounds.remaining());
+    session = await openSession(transport, tap, bounds.remaining());
   } catch (error) {
+    await transport.close().catch(() => {});
+    const ended = transport instanceof EdgeStdioTransport ? transport.ended : undefined;
+    const lines =
+      transport instanceof EdgeStdioTransport ? transport.recentStderr.filter((l) => l !== ended) : [];
+    const stderr =
+      lines.length > 0
+        ? `  the server's last stderr lines:\n${lines.map((l) => `    ${l}`).join('\n')}\n`
+        : '';
     output.err(
-      `mcp-edge audit: could not reach or initialize ${describeTarget(options)}: ${reasonOf(error)}\n`,
+      `mcp-edge audit: could not reach or initialize ${describeTarget(options)}: ${ended ?? reasonOf(error)}\n${stderr}`,
     );
     return EXIT_UNREACHABLE;
   }

@@ -2,9 +2,11 @@
 // its own process group, ended by SIGTERM then SIGKILL; the environment of childEnvironment), its stdout
 // framed into lines by the edge's line framer. Each line's bytes reach the tap before the SDK sees them;
 // a line past --max-message-bytes is not held, and the SDK gets an error for its request instead.
+
+import { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from 'pino';
+import { pino } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { type LineEvent, LineFramer } from '../core/stdio-lines.js';
 import { StdioProcess } from '../upstream/stdio-process.js';
@@ -12,6 +14,32 @@ import { childEnvironment } from '../upstream/stdio-upstream.js';
 import { oversizedAnswerText, type RawTap } from './raw-tap.js';
 
 const utf8 = new TextDecoder('utf-8');
+
+/** The server's last stderr lines kept, to say why it would not start or initialize. */
+const STDERR_KEPT = 20;
+
+/**
+ * The edge's stdio log (the child's stderr lines, why it ended), kept as the last few lines instead of
+ * printed: audit's output is its report, and these explain a server that could not be initialized.
+ */
+function recentLog(kept: string[]): pino.Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line === '') continue;
+        try {
+          const record = JSON.parse(line) as { stderr?: unknown; msg?: unknown };
+          kept.push(String(record.stderr ?? record.msg));
+        } catch {
+          kept.push(line);
+        }
+        if (kept.length > STDERR_KEPT) kept.shift();
+      }
+      callback();
+    },
+  });
+  return pino({ level: 'info' }, sink);
+}
 
 export class EdgeStdioTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -21,11 +49,13 @@ export class EdgeStdioTransport implements Transport {
   readonly #framer: LineFramer;
   /** Why the process ended, when it did. */
   ended: string | undefined;
+  /** The last lines the server wrote to stderr (and the edge's notes on its process). */
+  readonly recentStderr: string[] = [];
+  readonly #log = recentLog(this.recentStderr);
 
   constructor(
     private readonly spec: StdioUpstreamConfig,
     private readonly tap: RawTap,
-    private readonly log: Logger,
   ) {
     this.#framer = new LineFramer(tap.maxMessageBytes);
   }
@@ -35,7 +65,7 @@ export class EdgeStdioTransport implements Transport {
       this.#process = new StdioProcess({
         spec: this.spec,
         env: childEnvironment(this.spec, process.env),
-        log: this.log,
+        log: this.#log,
         sessionId: undefined,
         onStdout: (chunk) => {
           for (const event of this.#framer.push(chunk)) this.#line(event);

@@ -182,7 +182,7 @@ describe('mcp-edge audit: server-everything', () => {
     }
   }, 120_000);
 
-  it('--fail-over claude-code: 0 within the budget, 1 over it, 2 for usage errors, 3 when unreachable', async () => {
+  it('--fail-over claude-code: 0 within the budget, 1 over it', async () => {
     const small = callsFile([{ tool: 'echo', arguments: { message: 'hello' } }]);
     const within = await runAudit([everything.url, '--calls', small, '--fail-over', 'claude-code']);
     expect(within.code).toBe(0);
@@ -195,7 +195,9 @@ describe('mcp-edge audit: server-everything', () => {
     expect(over.stdout).toContain('OVER');
     // The catalog alone is far within Claude Code's budget.
     expect(over.stdout).not.toContain('the catalog is');
+  }, 120_000);
 
+  it('usage errors exit 2; a server that cannot be reached or initialized exits 3 with the reason', async () => {
     const unknownHost = await runAudit([everything.url, '--fail-over', 'no-such-host']);
     expect(unknownHost.code).toBe(2);
     expect(unknownHost.stderr).toContain('no host profile "no-such-host"');
@@ -217,7 +219,13 @@ describe('mcp-edge audit: server-everything', () => {
     const noCommand = await runAudit(['--', join(tmpdir(), 'no-such-mcp-server')]);
     expect(noCommand.code).toBe(3);
     expect(noCommand.stderr).toContain('ENOENT');
-  }, 240_000);
+    const failing = join(mkdtempSync(join(tmpdir(), 'mcp-edge-audit-bad-')), 'server.mjs');
+    writeFileSync(failing, 'console.error("missing API_KEY"); process.exit(1);\n');
+    const exits = await runAudit(['--', process.execPath, failing]);
+    expect(exits.code).toBe(3);
+    expect(exits.stderr).toContain('exited with code 1');
+    expect(exits.stderr).toContain("the server's last stderr lines:\n    missing API_KEY");
+  }, 180_000);
 });
 
 describe('mcp-edge audit: server-filesystem over stdio', () => {
