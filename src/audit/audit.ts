@@ -21,7 +21,7 @@ import { httpTransport } from './http-transport.js';
 import { LISTINGS, type ListingWalk, probeInvalidCursor, type WalkBounds, walkListing } from './listing.js';
 import { RawTap } from './raw-tap.js';
 import { type AuditReport, listingReport, overBudget } from './report.js';
-import { type AuditSession, openSession } from './session.js';
+import { type AuditSession, openSession, reasonOf } from './session.js';
 import { EdgeStdioTransport } from './stdio-transport.js';
 import { formatAuditTable } from './table.js';
 
@@ -191,11 +191,4 @@ export async function runAudit(argv: readonly string[], output: Output): Promise
     return EXIT_OVER_BUDGET;
   }
   return 0;
-}
-
-function reasonOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const detail = cause instanceof Error ? ` (${(cause as NodeJS.ErrnoException).code ?? cause.message})` : '';
-  return `${error.message}${detail}`;
 }

@@ -112,6 +112,28 @@ function asToolResult(method: string, result: Record<string, unknown>): Record<s
 
 const NO_LINKS: CallReport['resourceLinks'] = { count: 0, withSize: 0, withMimeType: 0, links: [] };
 
+/** A call without a result to measure: a JSON-RPC error, an answer too large to hold, or no call made. */
+function unmeasured(
+  call: CallSpec,
+  bytes: number,
+  error: NonNullable<CallReport['error']>,
+  bytesAtLeast = false,
+): CallReport {
+  return {
+    line: call.line,
+    method: call.method,
+    ...(call.tool !== undefined ? { tool: call.tool } : {}),
+    bytes,
+    ...(bytesAtLeast ? { bytesAtLeast: true as const } : {}),
+    channels: null,
+    duplicatedBytes: 0,
+    isError: false,
+    error,
+    resourceLinks: NO_LINKS,
+    hosts: {},
+  };
+}
+
 export async function runCall(
   session: AuditSession,
   call: CallSpec,
@@ -119,6 +141,9 @@ export async function runCall(
   maxTokenizedChars: number,
   timeoutMs: number,
 ): Promise<CallReport> {
+  if (timeoutMs <= 0) {
+    return unmeasured(call, 0, { code: undefined, message: "not made: the audit's --timeout had passed" });
+  }
   const head = {
     line: call.line,
     method: call.method,
@@ -126,29 +151,11 @@ export async function runCall(
   };
   const answer = await session.request(call.method, call.params, timeoutMs);
   if (answer.kind === 'oversized') {
-    return {
-      ...head,
-      bytes: answer.totalBytes,
-      bytesAtLeast: true,
-      channels: null,
-      duplicatedBytes: 0,
-      isError: false,
-      error: { code: undefined, message: 'the answer is over --max-message-bytes: not measured' },
-      resourceLinks: NO_LINKS,
-      hosts: {},
-    };
+    const message = 'the answer is over --max-message-bytes: not measured';
+    return unmeasured(call, answer.totalBytes, { code: undefined, message }, true);
   }
   if (answer.kind === 'error') {
-    return {
-      ...head,
-      bytes: answer.raw?.bytes.length ?? 0,
-      channels: null,
-      duplicatedBytes: 0,
-      isError: false,
-      error: { code: answer.code, message: answer.message },
-      resourceLinks: NO_LINKS,
-      hosts: {},
-    };
+    return unmeasured(call, answer.raw?.bytes.length ?? 0, { code: answer.code, message: answer.message });
   }
   const measured = measureMessage(answer.raw.bytes, answer.raw.value, {
     method: call.method,

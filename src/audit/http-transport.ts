@@ -4,6 +4,7 @@
 // --max-message-bytes: a message past it is not held, and the SDK gets an error for its request instead.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { splitTopLevel } from '../core/json-scan.js';
 import { SseFramer } from '../core/sse-framer.js';
 import { oversizedAnswerText, type RawTap, StreamedId } from './raw-tap.js';
@@ -76,6 +77,13 @@ function tappedJsonBody(tap: RawTap): TransformStream<Uint8Array, Uint8Array> {
   });
 }
 
+/**
+ * A connection per request, never a kept-alive one: audit measures between requests (tokenizing can hold
+ * the event loop for seconds on a loaded machine), and a POST sent on a socket the server closed while idle
+ * fails ("other side closed") where resending it could run a tool twice. Audit's requests are few.
+ */
+const ONE_REQUEST_PER_CONNECTION = new Agent({ pipelining: 0 });
+
 /** fetch, with each request's id noted and each answer's bytes recorded on the way to the SDK. */
 export function tappedFetch(tap: RawTap): FetchLike {
   return async (url, init) => {
@@ -86,7 +94,11 @@ export function tappedFetch(tap: RawTap): FetchLike {
         // Not ours to judge: the SDK wrote it.
       }
     }
-    const response = await fetch(url, init);
+    // undici's own fetch, to give it the dispatcher; its Response is the web Response the SDK reads.
+    const response = (await undiciFetch(url, {
+      ...(init as Parameters<typeof undiciFetch>[1]),
+      dispatcher: ONE_REQUEST_PER_CONNECTION,
+    })) as unknown as Response;
     if (response.body === null || !response.ok) return response;
     const type = (response.headers.get('content-type') ?? '').toLowerCase();
     const tee = type.startsWith('text/event-stream')

@@ -59,8 +59,8 @@ export class AuditSession {
       message:
         typeof error?.message === 'string'
           ? error.message
-          : failure instanceof Error
-            ? failure.message
+          : failure !== undefined
+            ? reasonOf(failure)
             : raw === undefined
               ? 'no answer that audit could read (JSON-RPC in UTF-8) for this request'
               : 'an answer with neither a result nor an error',
@@ -71,6 +71,15 @@ export class AuditSession {
     await this.client.close().catch(() => {});
     await this.transport.close().catch(() => {});
   }
+}
+
+/** An error's message with its cause (fetch's "fetch failed" says little without it). */
+export function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  if (!(cause instanceof Error)) return error.message;
+  const code = (cause as NodeJS.ErrnoException).code;
+  return `${error.message} (${code !== undefined ? `${code}: ` : ''}${cause.message})`;
 }
 
 /** Connects and initializes; throws with the reason when the server cannot be reached or initialized. */

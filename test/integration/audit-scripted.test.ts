@@ -111,8 +111,10 @@ describe('mcp-edge audit: scripted servers', () => {
         ? `{"tools":[${tool('first')}],"nextCursor":"stalls"}`
         : { status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [{ until: never }] },
     );
-    const { code, json } = await runAudit([server.url, '--json', '--timeout', '3s']);
+    const calls = callsFile([{ tool: 'first', arguments: {} }]);
+    const { code, json } = await runAudit([server.url, '--json', '--timeout', '3s', '--calls', calls]);
     expect(code).toBe(0);
+    expect(json.calls[0]?.error?.message).toBe("not made: the audit's --timeout had passed");
     expect(json.listings[0]).toMatchObject({ method: 'tools/list', stop: 'deadline', items: 1 });
     expect(json.catalog.tools.map((t) => t.name)).toEqual(['first']);
     expect(json.findings.find((f) => f.code === 'deadline')?.message).toContain('1 page(s), 1 item(s) seen');
