@@ -3,7 +3,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AUDIT_USAGE } from './audit/args.js';
-import { runAudit } from './audit/audit.js';
 import { describeUpstream, formatExplanation } from './config/explain.js';
 import {
   COMMAND_LINE_SOURCE,
@@ -170,8 +169,9 @@ function usageErrorOf(error: unknown): UsageError | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
-  // audit has options of its own (src/audit/args.ts).
+  // audit has options of its own (src/audit/args.ts); its MCP client is loaded only when it runs.
   if (argv[0] === 'audit') {
+    const { runAudit } = await import('./audit/audit.js');
     return runAudit(argv.slice(1), {
       out: (text) => process.stdout.write(text),
       err: (text) => process.stderr.write(text),
