@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.
+// The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure (audit: 3 too).
 import { parseArgs } from 'node:util';
+import { AUDIT_USAGE } from './audit/args.js';
 import { describeUpstream, formatExplanation } from './config/explain.js';
 import {
   COMMAND_LINE_SOURCE,
@@ -33,10 +34,12 @@ const USAGE = `Usage:
   mcp-edge explain --config FILE --host NAME [--tenant T] [--tool X]
                                          print the host profile NAME (or the host a client NAME maps to),
                                          its budget, its sources, and hostBudgets.action for T and X
+${AUDIT_USAGE}
   mcp-edge hash-key < key.txt            print the SHA-256 of an API key read from stdin (for tenancy.resolve apiKey)
   mcp-edge --help | --version
 
-Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure.`;
+Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure (audit: over a budget);
+audit: 3 the server could not be reached or initialized.`;
 
 class UsageError extends Error {}
 
@@ -159,6 +162,14 @@ function usageErrorOf(error: unknown): UsageError | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // audit has options of its own (src/audit/args.ts); its MCP client is loaded only when it runs.
+  if (argv[0] === 'audit') {
+    const { runAudit } = await import('./audit/audit.js');
+    return runAudit(argv.slice(1), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  }
   let parsed: ReturnType<
     typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>
   >;

@@ -93,7 +93,8 @@ function lineCount(text: string): number {
   return lines;
 }
 
-function exactSize(text: string, budget: HostBudget, maxTokenizedChars: number): BudgetSize {
+/** `text` measured exactly in the budget's unit (tokens counted up to just past the limit). */
+export function exactSize(text: string, budget: HostBudget, maxTokenizedChars: number): BudgetSize {
   const { unit, limit } = budget;
   let observed: number;
   let lowerBound = false;
@@ -122,16 +123,19 @@ function exactSize(text: string, budget: HostBudget, maxTokenizedChars: number):
 /**
  * The result's size against each budget of `profile`. `channels` are its raw channel bytes (measure.ts);
  * `result` is the parsed `result` member, or how to get it: it is read only when the raw bound is near a budget.
- * `maxTokenizedChars` (hostBudgets.maxTokenizedCharacters) bounds the characters counted in tokens.
+ * `maxTokenizedChars` (hostBudgets.maxTokenizedCharacters) bounds the characters counted in tokens. `exact`
+ * measures even a result far within every budget (`mcp-edge audit`: one call, not every call of a proxy).
  */
 export function measureForHost(
   profile: HostProfile,
   result: Record<string, unknown> | (() => Record<string, unknown>),
   channels: ResultChannels,
   maxTokenizedChars: number = DEFAULT_MAX_TOKENIZED_CHARS,
+  exact = false,
 ): HostResultSize {
   const raw = rawBound(channels, profile.channels);
-  const farWithin = profile.budgets.every((b) => boundInUnit(b.unit, raw) <= b.limit * EXACT_FROM_SHARE);
+  const farWithin =
+    !exact && profile.budgets.every((b) => boundInUnit(b.unit, raw) <= b.limit * EXACT_FROM_SHARE);
   let sizes: BudgetSize[];
   if (farWithin) {
     sizes = profile.budgets.map((b) => ({

@@ -1,0 +1,146 @@
+// The audit as a readable table for a terminal.
+import type { HostShare } from './catalog.js';
+import type { AuditReport } from './report.js';
+
+const number = new Intl.NumberFormat('en-US');
+const n = (value: number): string => number.format(value);
+const percent = (share: number): string => `${(share * 100).toFixed(share < 0.1 ? 2 : 1)}%`;
+
+function row(cells: readonly string[], widths: readonly number[], right: ReadonlySet<number>): string {
+  return `  ${cells
+    .map((cell, i) => (right.has(i) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+    .join('  ')
+    .trimEnd()}`;
+}
+
+function grid(header: readonly string[], rows: readonly string[][], right: ReadonlySet<number>): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  return [row(header, widths, right), ...rows.map((r) => row(r, widths, right))];
+}
+
+function sizeText(size: HostShare): string {
+  const at = size.atLeast === true ? '>=' : size.estimated === true ? '~' : '';
+  return `${at}${n(size.size)} ${size.unit} of ${n(size.budget)}`;
+}
+
+export function formatAuditTable(report: AuditReport): string {
+  const lines: string[] = [];
+  const { server, catalog } = report;
+  lines.push(`mcp-edge audit of ${server.target}`);
+  lines.push(
+    `server ${server.name ?? '(no name)'} ${server.version ?? ''}, protocol ${report.protocolVersion ?? '(unknown)'}`,
+  );
+  lines.push('');
+  lines.push(
+    `Catalog: ${catalog.tools.length} tools on ${catalog.pages.length} page(s), ${n(catalog.totalBytes)} bytes, ${n(catalog.totalChars)} characters, ${n(catalog.totalTokens)} tokens`,
+  );
+  if (catalog.tools.length > 0) {
+    lines.push(
+      ...grid(
+        ['tool', 'bytes', 'chars', 'tokens', 'page', 'strictest host'],
+        catalog.tools.map((t) => [
+          t.name,
+          n(t.bytes),
+          n(t.chars),
+          n(t.tokens),
+          String(t.page + 1),
+          t.strictest !== undefined ? `${t.strictest.host} ${percent(t.strictest.share)}` : '',
+        ]),
+        new Set([1, 2, 3, 4]),
+      ),
+    );
+  }
+  lines.push('');
+  lines.push('The catalog in every conversation, per host:');
+  lines.push(
+    ...grid(
+      ['host', 'size', 'share', ''],
+      Object.entries(catalog.hosts).map(([host, size]) => [
+        host,
+        sizeText(size),
+        percent(size.share),
+        size.over ? 'OVER' : '',
+      ]),
+      new Set([1, 2]),
+    ),
+  );
+  lines.push('');
+  lines.push('Listings:');
+  lines.push(
+    ...grid(
+      ['method', 'pages', 'items', 'bytes', 'ended'],
+      report.listings.map((l) => [
+        l.method,
+        String(l.pages.length),
+        String(l.items),
+        n(l.totalBytes),
+        l.stop === 'end' ? 'yes' : `no: ${l.stop}`,
+      ]),
+      new Set([1, 2, 3]),
+    ),
+  );
+  if (report.calls.length > 0) {
+    lines.push('');
+    lines.push('Calls:');
+    lines.push(
+      ...grid(
+        ['line', 'call', 'bytes', 'content', 'structured', 'duplicated', 'isError', 'links (size, mimeType)'],
+        report.calls.map((c) => [
+          String(c.line),
+          c.tool ?? c.method,
+          `${c.bytesAtLeast === true ? '>=' : ''}${n(c.bytes)}`,
+          c.channels !== null ? n(c.channels.content) : '-',
+          c.channels !== null ? n(c.channels.structuredContent) : '-',
+          n(c.duplicatedBytes),
+          c.error !== undefined ? `error ${c.error.code ?? ''}`.trim() : c.isError ? 'yes' : 'no',
+          c.resourceLinks.count > 0
+            ? `${c.resourceLinks.count} (${c.resourceLinks.withSize}, ${c.resourceLinks.withMimeType})`
+            : '-',
+        ]),
+        new Set([0, 2, 3, 4, 5]),
+      ),
+    );
+    lines.push('');
+    lines.push('Calls per host:');
+    const hostRows: string[][] = [];
+    for (const c of report.calls) {
+      for (const [host, size] of Object.entries(c.hosts)) {
+        hostRows.push([
+          String(c.line),
+          c.tool ?? c.method,
+          host,
+          sizeText(size),
+          percent(size.share),
+          size.over ? 'OVER' : 'under',
+        ]);
+      }
+    }
+    lines.push(...grid(['line', 'call', 'host', 'size', 'share', ''], hostRows, new Set([0, 3, 4])));
+    const pasts = new Map<string, string>();
+    for (const c of report.calls) {
+      for (const [host, size] of Object.entries(c.hosts)) if (size.over) pasts.set(host, size.past);
+    }
+    for (const [host, past] of pasts) lines.push(`  past its budget, ${host}: ${past}`);
+    for (const c of report.calls) {
+      if (c.error !== undefined) lines.push(`  line ${c.line} (${c.tool ?? c.method}): ${c.error.message}`);
+    }
+  }
+  lines.push('');
+  if (report.findings.length === 0) lines.push('Findings: none');
+  else {
+    lines.push(`Findings (${report.findings.length}):`);
+    for (const f of report.findings) {
+      lines.push(`  ! ${f.code}: ${f.message}`);
+      lines.push(`    fix: ${f.fix}`);
+    }
+  }
+  if (report.failOver.hosts.length > 0) {
+    lines.push('');
+    lines.push(
+      report.failOver.over.length === 0
+        ? `Within the budget of ${report.failOver.hosts.join(', ')}.`
+        : `Over budget (--fail-over): ${report.failOver.over.join('; ')}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
