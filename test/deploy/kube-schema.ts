@@ -4,8 +4,11 @@
 // - the generated TypeScript types: unknown fields. The validators accept those, but the API server
 //   refuses them (kubectl's default strict field validation), so a misspelt `readinesProbe` must fail here.
 import { join } from 'node:path';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { REPO_ROOT } from '../support/processes.js';
@@ -46,6 +49,22 @@ const MODELS: Readonly<Record<string, KindModel>> = {
     typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor',
     typeName: 'IServiceMonitor',
     validate: (value) => new ServiceMonitor(value as ModelInput<typeof ServiceMonitor>).validate(),
+  },
+  // The Helm chart's (deploy/helm/mcp-edge).
+  'monitoring.coreos.com/v1/PrometheusRule': {
+    typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule',
+    typeName: 'IPrometheusRule',
+    validate: (value) => new PrometheusRule(value as ModelInput<typeof PrometheusRule>).validate(),
+  },
+  'networking.k8s.io/v1/NetworkPolicy': {
+    typeModule: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy',
+    typeName: 'INetworkPolicy',
+    validate: (value) => new NetworkPolicy(value as ModelInput<typeof NetworkPolicy>).validate(),
+  },
+  'policy/v1/PodDisruptionBudget': {
+    typeModule: 'kubernetes-models/policy/v1/PodDisruptionBudget',
+    typeName: 'IPodDisruptionBudget',
+    validate: (value) => new PodDisruptionBudget(value as ModelInput<typeof PodDisruptionBudget>).validate(),
   },
 };
 
