@@ -145,3 +145,23 @@ describe('the docs spell the command one way', () => {
     expect(misspelt).toEqual([]);
   });
 });
+
+describe('the release files', () => {
+  it("LICENSE is the Apache License 2.0, as package.json's license says", () => {
+    const license = readText(join(REPO_ROOT, 'LICENSE'));
+    expect((JSON.parse(readText(join(REPO_ROOT, 'package.json'))) as { license: string }).license).toBe(
+      'Apache-2.0',
+    );
+    expect(license).toContain('Apache License');
+    expect(license).toContain('Version 2.0, January 2004');
+    expect(license).toContain('END OF TERMS AND CONDITIONS');
+  });
+
+  it("CHANGELOG.md has an Unreleased section and one for package.json's version", () => {
+    const headings = readText(join(REPO_ROOT, 'CHANGELOG.md'))
+      .split('\n')
+      .filter((line) => line.startsWith('## '));
+    expect(headings[0]).toBe('## Unreleased');
+    expect(headings).toContain(`## ${pkg.version}`);
+  });
+});
