@@ -147,7 +147,8 @@ function renderedConfig(manifests: readonly Manifest[], env: Record<string, stri
   return parseConfigText(String(at(configMap, 'data', CONFIG_KEY)), 'chart ConfigMap', env).config;
 }
 
-describe('the Helm chart (deploy/helm/mcp-edge)', () => {
+// helm runs as a child process per render, and the type check compiles every manifest: minutes on a loaded machine.
+describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
   it('passes helm lint --strict', async () => {
     expect(await helm(['lint', '--strict', CHART])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
   });
