@@ -73,7 +73,8 @@ afterAll(async () => {
   if (root !== '') rmSync(root, { recursive: true, force: true });
 });
 
-describe('the mcp-edge command', () => {
+// Each test starts npx or the CLI (npx alone took 13 s on an idle machine): minutes when the machine is loaded.
+describe('the mcp-edge command', { timeout: 180_000 }, () => {
   it("package.json's bin is the built CLI, which starts with a node shebang", () => {
     expect(pkg.bin).toEqual({ 'mcp-edge': 'dist/cli.js' });
     const built = readFileSync(join(checkout, 'dist/cli.js'), 'utf8');
