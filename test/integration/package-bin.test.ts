@@ -71,7 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children.splice(0)) await child.stop();
   if (root !== '') rmSync(root, { recursive: true, force: true });
-});
+}, SETUP_MS);
 
 // Each test starts npx or the CLI (npx alone took 13 s on an idle machine): minutes when the machine is loaded.
 describe('the mcp-edge command', { timeout: 180_000 }, () => {
