@@ -1,16 +1,20 @@
 // Calls the demo MCP server (usually through mcp-edge) with the SDK v1 client and prints what came back:
-//   npx tsx examples/call-demo.ts [URL]        (default http://127.0.0.1:8080/mcp)
+//   npx tsx examples/call-demo.ts [URL] [METRICS_URL]
+//   (defaults http://127.0.0.1:8080/mcp and http://127.0.0.1:9464/metrics, what `npm start` serves)
 // One call returns more than 1 MiB and one sends more than 1 MiB, so a proxy with 1 MiB ceilings
-// answers them with its JSON-RPC errors: their code, message and data are printed.
+// answers them with its JSON-RPC errors: their code, message and data are printed, and mcp-edge's
+// refusal counter before and after the calls.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { limitExceededCount, REFUSAL_QUERY } from '../src/demo/refusal.js';
 
 const MiB = 1024 * 1024;
 const url = process.argv[2] ?? 'http://127.0.0.1:8080/mcp';
+const metricsUrl = process.argv[3] ?? 'http://127.0.0.1:9464/metrics';
 
 interface DemoCall {
   label: string;
@@ -81,7 +85,19 @@ function describeError(error: unknown): string {
   return `failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/** mcp-edge's count of refused responses, or why it could not be read (the demo runs on without it). */
+async function refusals(): Promise<string> {
+  try {
+    const response = await fetch(metricsUrl);
+    if (!response.ok) return `not readable (HTTP ${response.status} from ${metricsUrl})`;
+    return String(limitExceededCount(await response.text(), { direction: 'response', action: 'rejected' }));
+  } catch (error) {
+    return `not readable (${metricsUrl}: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
 async function main(): Promise<void> {
+  const before = await refusals();
   const client = new Client({ name: 'mcp-edge-call-demo', version: '0.1.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url));
   await client.connect(transport);
@@ -102,6 +118,7 @@ async function main(): Promise<void> {
   }
   await transport.terminateSession().catch(() => {});
   await client.close();
+  console.log(`${REFUSAL_QUERY} at ${metricsUrl}: before ${before}, after ${await refusals()}`);
 }
 
 main().catch((error: unknown) => {

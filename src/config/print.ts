@@ -1,17 +1,56 @@
 // `mcp-edge check-config FILE`: the normalized config as YAML, secrets redacted, sizes and
-// durations annotated in readable units.
+// durations in readable units; which number is which comes from the config's JSON Schema.
 import { Document, isMap, isPair, isScalar, isSeq, type Scalar } from 'yaml';
 import { CEILINGS, type CeilingUnit } from '../core/ceilings.js';
 import { REDACTED, redactUrl } from '../core/url-credentials.js';
+import { configJsonSchema, type JsonSchema } from './json-schema.js';
 import type { LoadedConfig } from './load.js';
 import type { EdgeConfig, TenantResolverConfig } from './schema.js';
-import { formatDuration, formatSize } from './sizes.js';
+import { DURATION_PATTERN, formatDuration, formatSize, SIZE_PATTERN } from './sizes.js';
 
 /** The ceilings of the table, by the key they sit under in a request or response block. */
 const CEILING_UNITS = new Map<string, CeilingUnit>(CEILINGS.map((c) => [c.key, c.unit]));
-const SIZE_KEYS = new Set(['hardMaxBytes', 'maxHeaderBytes']);
-/** Durations outside a `timeouts` block. */
-const DURATION_KEYS = new Set(['maxAge']);
+
+/** The part of the config's JSON Schema a value sits under: what tells a duration or a size from a number. */
+type SchemaNode = JsonSchema | undefined;
+
+function isSchema(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A node and the alternatives of its anyOf: a value matches one of them. */
+function alternatives(node: SchemaNode): JsonSchema[] {
+  if (node === undefined) return [];
+  const anyOf = Array.isArray(node.anyOf) ? node.anyOf.filter(isSchema) : [];
+  return [node, ...anyOf.flatMap((alternative) => alternatives(alternative))];
+}
+
+/** The schema of `key` inside a mapping's schema (a named property, or a record's entries). */
+function propertySchema(node: SchemaNode, key: string): SchemaNode {
+  for (const candidate of alternatives(node)) {
+    const properties = candidate.properties;
+    if (isSchema(properties) && isSchema(properties[key])) return properties[key];
+    if (isSchema(candidate.additionalProperties)) return candidate.additionalProperties;
+  }
+  return undefined;
+}
+
+function itemSchema(node: SchemaNode): SchemaNode {
+  return alternatives(node)
+    .map((candidate) => candidate.items)
+    .find(isSchema);
+}
+
+/** Whether the schema takes a string of this pattern here (a duration or a size with a unit). */
+function takesPattern(node: SchemaNode, pattern: RegExp): boolean {
+  return alternatives(node).some((candidate) => candidate.pattern === pattern.source);
+}
+
+let configSchemaCache: JsonSchema | undefined;
+function configSchema(): JsonSchema {
+  configSchemaCache ??= configJsonSchema();
+  return configSchemaCache;
+}
 
 function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
   if ('apiKey' in resolver) {
@@ -49,29 +88,19 @@ function redacted(config: EdgeConfig): EdgeConfig {
   };
 }
 
-/** The readable form of a size, by the key it sits under; undefined when the key is not a size. */
-function sizeComment(key: string, value: number): string | undefined {
-  const unit = CEILING_UNITS.get(key);
-  if (unit !== undefined) {
-    if (value === 0) return ' no ceiling';
-    return unit === 'bytes' ? ` ${formatSize(value)}` : ` ${value.toLocaleString('en-US')} ${unit}`;
-  }
-  if (SIZE_KEYS.has(key)) return ` ${formatSize(value)}`;
-  return undefined;
+/** The readable form of a ceiling, by the key it sits under: bytes in binary units, or a count in its unit. */
+function ceilingComment(unit: CeilingUnit, value: number): string {
+  if (value === 0) return ' no ceiling';
+  return unit === 'bytes' ? ` ${formatSize(value)}` : ` ${value.toLocaleString('en-US')} ${unit}`;
 }
 
 /**
  * A byte ceiling as it is in force: limits.hardMaxBytes caps every byte ceiling, "no ceiling" (0) included,
  * as the limit resolver does (resolveCeiling in src/core/limits.ts), so a capped one shows the cap and says so.
  */
-function annotateCeiling(
-  value: Scalar,
-  key: string,
-  configured: number,
-  hardMaxBytes: number | undefined,
-): void {
+function annotateCeiling(value: Scalar, configured: number, hardMaxBytes: number | undefined): void {
   if (hardMaxBytes === undefined || (configured !== 0 && configured <= hardMaxBytes)) {
-    value.comment = sizeComment(key, configured);
+    value.comment = ceilingComment('bytes', configured);
     return;
   }
   value.value = hardMaxBytes;
@@ -79,29 +108,52 @@ function annotateCeiling(
   value.comment = ` ${formatSize(hardMaxBytes)}: clamped by limits.hardMaxBytes (configured: ${written})`;
 }
 
-/** Sizes get a comment in readable units; durations (under a `timeouts` key, and maxAge) are written with a unit. */
-function annotate(node: unknown, parentKey: string | undefined, hardMaxBytes: number | undefined): void {
+/**
+ * Every number is written in a form the loader reads back, as the config's schema says the key takes
+ * it: a duration with its unit ("30s"), a size in bytes with a comment in readable units, a ceiling as
+ * it is in force.
+ */
+function annotate(node: unknown, schema: SchemaNode, hardMaxBytes: number | undefined): void {
   if (isMap(node)) {
     for (const pair of node.items) {
       if (!isPair(pair) || !isScalar(pair.key)) continue;
       const key = String(pair.key.value);
       const value = pair.value;
-      if (!isScalar(value)) annotate(value, key, hardMaxBytes);
-      else if (typeof value.value !== 'number') continue;
-      else if (parentKey === 'timeouts' || DURATION_KEYS.has(key))
-        value.value = value.value === 0 ? 0 : formatDuration(value.value);
-      else if (CEILING_UNITS.get(key) === 'bytes') annotateCeiling(value, key, value.value, hardMaxBytes);
-      else value.comment = sizeComment(key, value.value);
+      const valueSchema = propertySchema(schema, key);
+      if (!isScalar(value)) annotate(value, valueSchema, hardMaxBytes);
+      else if (typeof value.value === 'number')
+        annotateNumber(value, value.value, key, valueSchema, hardMaxBytes);
     }
   } else if (isSeq(node)) {
-    for (const item of node.items) annotate(item, parentKey, hardMaxBytes);
+    for (const item of node.items) annotate(item, itemSchema(schema), hardMaxBytes);
   }
 }
 
-/** YAML of the effective (normalized) config: what mcp-edge will run with. */
-export function formatEffectiveConfig(loaded: LoadedConfig): string {
-  const doc = new Document(redacted(loaded.config));
-  annotate(doc.contents, undefined, loaded.config.limits.hardMaxBytes);
+function annotateNumber(
+  value: Scalar,
+  number: number,
+  key: string,
+  schema: SchemaNode,
+  hardMaxBytes: number | undefined,
+): void {
+  if (takesPattern(schema, DURATION_PATTERN)) {
+    value.value = number === 0 ? 0 : formatDuration(number);
+    return;
+  }
+  const ceilingUnit = CEILING_UNITS.get(key);
+  if (ceilingUnit === 'bytes' && takesPattern(schema, SIZE_PATTERN))
+    annotateCeiling(value, number, hardMaxBytes);
+  else if (ceilingUnit !== undefined) value.comment = ceilingComment(ceilingUnit, number);
+  else if (takesPattern(schema, SIZE_PATTERN)) value.comment = ` ${formatSize(number)}`;
+}
+
+/**
+ * YAML of the effective (normalized) config: what mcp-edge will run with, in a form the loader reads
+ * back. Secrets are redacted unless `redact: false` (tests compare the two).
+ */
+export function formatEffectiveConfig(loaded: LoadedConfig, options: { redact?: boolean } = {}): string {
+  const doc = new Document(options.redact === false ? loaded.config : redacted(loaded.config));
+  annotate(doc.contents, configSchema(), loaded.config.limits.hardMaxBytes);
   const hash = loaded.sha256 === '' ? '' : ` (sha256 ${loaded.sha256})`;
   doc.commentBefore = ` Effective config of ${loaded.source}${hash}\n Sizes in bytes (a ceiling of 0 = no ceiling); a duration of 0 = disabled. Ceilings are the values in force:\n one over limits.hardMaxBytes (or none) shows that cap.`;
   return doc.toString({ lineWidth: 0 });

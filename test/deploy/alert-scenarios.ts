@@ -211,7 +211,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: "Results of tool export overflow claude-code's budget (tenant acme)",
               description:
-                '50m results/s of tool export for tenant acme on job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q were over the budget of claude-code in the last 10 minutes. That host cuts or files them away (or mcp-edge refused them): make the tool return less, or give it pagination. Run `mcp-edge explain --host claude-code` for the budget and its source.',
+                '50m results/s of tool export for tenant acme on job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q were over the budget of claude-code in the last 10 minutes. That host cuts or files them away (or mcp-edge refused them): make the tool return less, or give it pagination. Run `npx mcp-edge explain --host claude-code` for the budget and its source.',
               runbook_url: runbook('McpEdgeHostBudgetOverflow'),
             },
           },

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { REPO_ROOT } from '../support/processes.js';
@@ -25,34 +27,34 @@ interface KindModel {
   validate(value: unknown): void;
 }
 
-type ModelInput<T extends abstract new (...args: never[]) => unknown> = ConstructorParameters<T>[0];
+type ModelClass = new (data: never) => { validate(): void };
+
+/** A kind's model: its generated class (for validate) and the module and interface of its type. */
+function kindModel(Model: ModelClass, typeModule: string, typeName = `I${Model.name}`): KindModel {
+  return { typeModule, typeName, validate: (value) => new Model(value as never).validate() };
+}
 
 const MODELS: Readonly<Record<string, KindModel>> = {
-  'v1/ConfigMap': {
-    typeModule: 'kubernetes-models/v1/ConfigMap',
-    typeName: 'IConfigMap',
-    validate: (value) => new ConfigMap(value as ModelInput<typeof ConfigMap>).validate(),
-  },
-  'v1/Service': {
-    typeModule: 'kubernetes-models/v1/Service',
-    typeName: 'IService',
-    validate: (value) => new Service(value as ModelInput<typeof Service>).validate(),
-  },
-  'apps/v1/Deployment': {
-    typeModule: 'kubernetes-models/apps/v1/Deployment',
-    typeName: 'IDeployment',
-    validate: (value) => new Deployment(value as ModelInput<typeof Deployment>).validate(),
-  },
-  'monitoring.coreos.com/v1/ServiceMonitor': {
-    typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor',
-    typeName: 'IServiceMonitor',
-    validate: (value) => new ServiceMonitor(value as ModelInput<typeof ServiceMonitor>).validate(),
-  },
-  'monitoring.coreos.com/v1/PrometheusRule': {
-    typeModule: '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule',
-    typeName: 'IPrometheusRule',
-    validate: (value) => new PrometheusRule(value as ModelInput<typeof PrometheusRule>).validate(),
-  },
+  'v1/ConfigMap': kindModel(ConfigMap, 'kubernetes-models/v1/ConfigMap'),
+  'v1/Service': kindModel(Service, 'kubernetes-models/v1/Service'),
+  'apps/v1/Deployment': kindModel(Deployment, 'kubernetes-models/apps/v1/Deployment'),
+  'monitoring.coreos.com/v1/ServiceMonitor': kindModel(
+    ServiceMonitor,
+    '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor',
+  ),
+  // The kustomize example's and the Helm chart's.
+  'monitoring.coreos.com/v1/PrometheusRule': kindModel(
+    PrometheusRule,
+    '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule',
+  ),
+  'networking.k8s.io/v1/NetworkPolicy': kindModel(
+    NetworkPolicy,
+    'kubernetes-models/networking.k8s.io/v1/NetworkPolicy',
+  ),
+  'policy/v1/PodDisruptionBudget': kindModel(
+    PodDisruptionBudget,
+    'kubernetes-models/policy/v1/PodDisruptionBudget',
+  ),
 };
 
 function modelKey(manifest: Manifest): string {

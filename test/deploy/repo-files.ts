@@ -18,11 +18,15 @@ export function readText(path: string): string {
   return readFileSync(path, 'utf8');
 }
 
-/** Every file under `dir` (recursively) whose name ends with one of `extensions`, sorted. */
+/**
+ * Every file under `dir` (recursively) whose name ends with one of `extensions`, sorted. Symbolic links are
+ * left out: what one points at is checked where it lives (the Helm chart links deploy/prometheus/alerts.yaml).
+ */
 export function filesUnder(dir: string, extensions: readonly string[]): string[] {
   const found: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
     if (entry.isDirectory()) found.push(...filesUnder(path, extensions));
     else if (extensions.some((extension) => entry.name.endsWith(extension))) found.push(path);
   }

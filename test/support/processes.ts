@@ -51,12 +51,17 @@ function describeOutput(out: Record<StreamName, string>): string {
 
 /** Spawns `node ...args` with piped output. */
 export function spawnNode(args: string[], opts: SpawnOptions = {}): ChildHandle {
-  const child = spawn(process.execPath, args, {
+  return spawnProgram(process.execPath, args, opts);
+}
+
+/** Spawns `program ...args` (a path, or a name looked up on PATH) with piped output, never through a shell. */
+export function spawnProgram(program: string, args: string[], opts: SpawnOptions = {}): ChildHandle {
+  const child = spawn(program, args, {
     cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, ...opts.env },
     stdio: [opts.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
-  if (child.pid === undefined) throw new Error(`could not spawn node ${args.join(' ')}`);
+  if (child.pid === undefined) throw new Error(`could not spawn ${program} ${args.join(' ')}`);
   const output: Record<StreamName, string> = { stdout: '', stderr: '' };
   const lineListeners = new Set<(stream: StreamName) => void>();
   for (const stream of ['stdout', 'stderr'] as const) {

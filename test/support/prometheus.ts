@@ -8,8 +8,18 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports.js';
 
-export const PROMETHEUS_BIN = '/usr/bin/prometheus';
-export const PROMTOOL_BIN = '/usr/bin/promtool';
+/**
+ * Where the binaries are: $PROMETHEUS_BIN / $PROMTOOL_BIN when set, else the Debian package's /usr/bin,
+ * else Homebrew's (/opt/homebrew/bin on Apple silicon, /usr/local/bin on Intel Macs).
+ */
+function binary(name: string, override: string | undefined): string {
+  if (override !== undefined && override !== '') return override;
+  const dirs = ['/usr/bin', '/opt/homebrew/bin', '/usr/local/bin'];
+  return dirs.map((dir) => join(dir, name)).find((path) => existsSync(path)) ?? join('/usr/bin', name);
+}
+
+export const PROMETHEUS_BIN = binary('prometheus', process.env.PROMETHEUS_BIN);
+export const PROMTOOL_BIN = binary('promtool', process.env.PROMTOOL_BIN);
 
 /** Whether the binaries are installed (CI installs the Debian package when missing). */
 export function prometheusInstalled(): boolean {

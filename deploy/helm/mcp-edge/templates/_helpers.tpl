@@ -1,0 +1,63 @@
+{{/* The name of every object: the release name, or nameOverride. */}}
+{{- define "mcp-edge.name" -}}
+{{- default .Release.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* What selects the pods of this release. */}}
+{{- define "mcp-edge.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-edge.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "mcp-edge.labels" -}}
+{{ include "mcp-edge.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "mcp-edge.image" -}}
+{{- printf "%s:%s" .repository (default $.appVersion .tag) -}}
+{{- end -}}
+
+{{/* The environment variable holding one API key hash: tenant and Secret key, upper case, [A-Z0-9_]. */}}
+{{- define "mcp-edge.keyEnv" -}}
+{{- regexReplaceAll "[^A-Z0-9_]" (printf "MCP_EDGE_KEY_%s_%s" (index . 0) (index . 1) | upper) "_" -}}
+{{- end -}}
+
+{{/* The config file: .Values.config, with the apiKey resolver and its tenants when apiKeys.tenants is set. */}}
+{{- define "mcp-edge.config" -}}
+{{- $config := deepCopy .Values.config -}}
+{{- with .Values.apiKeys.tenants -}}
+{{- if not $.Values.apiKeys.secretName -}}
+{{- fail "apiKeys.secretName: name the Secret that holds the hashes of apiKeys.tenants" -}}
+{{- end -}}
+{{- $hashes := dict -}}
+{{- $tenants := default (dict) $config.tenants -}}
+{{- range $tenant, $keys := . -}}
+{{- $refs := list -}}
+{{- range $keys -}}
+{{- $refs = append $refs (printf "${%s}" (include "mcp-edge.keyEnv" (list $tenant .))) -}}
+{{- end -}}
+{{- $_ := set $hashes $tenant $refs -}}
+{{- if not (hasKey $tenants $tenant) -}}{{- $_ := set $tenants $tenant (dict) -}}{{- end -}}
+{{- end -}}
+{{- $resolver := dict "apiKey" (dict "header" $.Values.apiKeys.header "bearer" $.Values.apiKeys.bearer "tenants" $hashes) -}}
+{{- $tenancy := default (dict) $config.tenancy -}}
+{{- $_ := set $tenancy "resolve" (prepend (default (list) $tenancy.resolve) $resolver) -}}
+{{- $_ := set $config "tenancy" $tenancy -}}
+{{- $_ := set $config "tenants" $tenants -}}
+{{- end -}}
+{{- toYaml $config -}}
+{{- end -}}
+
+{{/* mcp-edge's memory limit: resources.limits.memory, else the formula of values.yaml rounded up to 64 MiB. */}}
+{{- define "mcp-edge.memoryLimit" -}}
+{{- with .Values.resources.limits.memory -}}
+{{- . -}}
+{{- else -}}
+{{- $m := .Values.memory -}}
+{{- $mib := addf $m.restingMiB $m.headroomMiB $m.largestMessageMiB (mulf $m.factor $m.messagesInFlight $m.largestMessageMiB) -}}
+{{- printf "%dMi" (mul (ceil (divf $mib 64) | int) 64) -}}
+{{- end -}}
+{{- end -}}

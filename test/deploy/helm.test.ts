@@ -1,0 +1,295 @@
+// The Helm chart (deploy/helm/mcp-edge), rendered by the real `helm` CLI: the same pod as the kustomize
+// example (deploy/kubernetes) for the same values, valid against the Kubernetes schemas, the alert rules
+// of deploy/prometheus/alerts.yaml as a PrometheusRule, API key hashes from a Secret, memory from the formula.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import {
+  EDGE_MEMORY,
+  edgeMemoryForCeiling,
+  IMAGE_NODE_LINE,
+  largestHoldBytes,
+  MiB,
+  SIZED_FOR_ANNOTATION,
+} from '../../scripts/memory-formula.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { REPO_ROOT } from '../support/processes.js';
+import { type Manifest, schemaProblems, typeProblems } from './kube-schema.js';
+import {
+  applyJsonPatch,
+  at,
+  isRecord,
+  KUBERNETES_DIR,
+  listAt,
+  manifestOf,
+  memoryQuantityBytes,
+  type PatchOperation,
+  repoPath,
+  sidecarManifests,
+  yamlDocuments,
+  yamlMapping,
+} from './repo-files.js';
+
+const CHART = repoPath('deploy/helm/mcp-edge');
+const RELEASE = 'mcp-server';
+/** scripts/install-helm.sh's folder (the version it pins). */
+const INSTALLED_HELM = join(process.env.TMPDIR ?? tmpdir(), 'mcp-edge-helm-v4.1.4', 'helm');
+const CONFIG_KEY = 'mcp-edge.yaml';
+const run = promisify(execFile);
+
+type Record_ = Record<string, unknown>;
+
+/** $HELM_BIN, else what scripts/install-helm.sh installed, else `helm` on PATH. */
+function helmBinary(): string {
+  const fromEnv = process.env.HELM_BIN;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  return existsSync(INSTALLED_HELM) ? INSTALLED_HELM : 'helm';
+}
+
+async function helm(args: string[]): Promise<string> {
+  try {
+    const { stdout } = await run(helmBinary(), args, { cwd: REPO_ROOT, maxBuffer: 16 * MiB });
+    return stdout;
+  } catch (error) {
+    const { code, stderr } = error as { code?: unknown; stderr?: string };
+    if (code === 'ENOENT') {
+      throw new Error(
+        'no helm: run `bash scripts/install-helm.sh` (Linux x86-64), `brew install helm`, or set HELM_BIN',
+      );
+    }
+    throw new Error(`helm ${args.join(' ')}: ${stderr ?? String(error)}`);
+  }
+}
+
+/** The chart's manifests for `--set` values, as `helm template` prints them. */
+async function render(values: string[] = []): Promise<Manifest[]> {
+  const text = await helm([
+    'template',
+    RELEASE,
+    CHART,
+    '--namespace',
+    'default',
+    ...values.flatMap((v) => ['--set', v]),
+  ]);
+  return parseAllDocuments(text).flatMap((document, index) => {
+    const value: unknown = document.toJS();
+    return isRecord(value) ? [{ origin: `helm template#${index} (${String(value.kind)})`, value }] : [];
+  });
+}
+
+/** The labels the chart adds for Helm (release, chart, version); the kustomize example has none of them. */
+const HELM_LABELS = [
+  'app.kubernetes.io/instance',
+  'app.kubernetes.io/version',
+  'app.kubernetes.io/managed-by',
+  'helm.sh/chart',
+];
+/** The chart names every object after its release; the kustomize example's own names, for the same objects. */
+const KUSTOMIZE_NAMES: Record<string, string> = {
+  'ConfigMap/mcp-server-mcp-edge-config': 'mcp-edge-config',
+  'ServiceMonitor/mcp-server': 'mcp-edge',
+};
+
+/** A manifest as the kustomize example writes it: without Helm's labels, with the example's names, the config parsed. */
+function comparable(manifest: Record_): Record_ {
+  const copy = structuredClone(manifest);
+  const strip = (labels: unknown) => {
+    if (isRecord(labels)) for (const label of HELM_LABELS) delete labels[label];
+  };
+  const walk = (node: unknown, key?: string): void => {
+    if (Array.isArray(node)) for (const item of node) walk(item);
+    else if (isRecord(node)) {
+      if (key === 'labels' || key === 'matchLabels' || key === 'selector') strip(node);
+      for (const [child, value] of Object.entries(node)) walk(value, child);
+    }
+  };
+  walk(copy);
+  const metadata = copy.metadata as Record_;
+  const renamed = KUSTOMIZE_NAMES[`${String(copy.kind)}/${String(metadata.name)}`];
+  if (renamed !== undefined) metadata.name = renamed;
+  if (copy.kind === 'Deployment') {
+    for (const volume of listAt(copy, 'spec', 'template', 'spec', 'volumes').filter(isRecord)) {
+      const configMap = volume.configMap;
+      if (isRecord(configMap))
+        configMap.name = KUSTOMIZE_NAMES[`ConfigMap/${String(configMap.name)}`] ?? configMap.name;
+    }
+  }
+  if (copy.kind === 'ConfigMap') {
+    const data = copy.data as Record_;
+    data[CONFIG_KEY] = parseConfigText(String(data[CONFIG_KEY]), 'ConfigMap', {}).config;
+  }
+  return copy;
+}
+
+function byKindAndName(manifests: readonly Manifest[]): Record<string, Record_> {
+  return Object.fromEntries(
+    manifests.map((m) => [`${String(m.value.kind)}/${String(at(m.value, 'metadata', 'name'))}`, m.value]),
+  );
+}
+
+function edgeContainer(deployment: Record_): Record_ {
+  const spec = at(deployment, 'spec', 'template', 'spec') as Record_;
+  const all = [
+    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
+    ...listAt(spec, 'containers'),
+  ];
+  const edge = all.filter(isRecord).find((container) => container.name === 'mcp-edge');
+  if (edge === undefined) throw new Error('no mcp-edge container');
+  return edge;
+}
+
+function renderedConfig(manifests: readonly Manifest[], env: Record<string, string> = {}) {
+  const configMap = manifestOf(manifests, 'ConfigMap', `${RELEASE}-mcp-edge-config`);
+  return parseConfigText(String(at(configMap, 'data', CONFIG_KEY)), 'chart ConfigMap', env).config;
+}
+
+// helm runs as a child process per render, and the type check compiles every manifest: minutes on a loaded machine.
+describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
+  it('passes helm lint --strict', async () => {
+    expect(await helm(['lint', '--strict', CHART])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('renders manifests valid against the Kubernetes schemas, with no field the API server does not know', async () => {
+    const manifests = await render();
+    expect(manifests.map((m) => m.value.kind).sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
+      'PrometheusRule',
+      'Service',
+      'Service',
+      'ServiceMonitor',
+    ]);
+    expect(schemaProblems(manifests)).toEqual([]);
+    expect(typeProblems(manifests)).toEqual([]);
+  });
+
+  it('renders the sidecar of the kustomize example for its values: Deployment, Services, ConfigMap, ServiceMonitor', async () => {
+    const rendered = (await render()).map((m) => ({ ...m, value: comparable(m.value) }));
+    const chart = byKindAndName(rendered);
+    const example = sidecarManifests().map((m) => ({ ...m, value: comparable(m.value) }));
+    expect(example.map((m) => m.value.kind)).toEqual(
+      expect.arrayContaining(['ConfigMap', 'Deployment', 'Service', 'Service', 'ServiceMonitor']),
+    );
+    for (const [key, manifest] of Object.entries(byKindAndName(example))) {
+      // A PrometheusRule of the example (if it has one) carries the same rules under a name of its own.
+      if (manifest.kind === 'PrometheusRule') {
+        expect(at(manifestOf(rendered, 'PrometheusRule', RELEASE), 'spec'), key).toEqual(
+          at(manifest, 'spec'),
+        );
+      } else expect(chart[key], key).toEqual(manifest);
+    }
+  });
+
+  it('with nativeSidecar=false renders what the example renders with its plain-container patch', async () => {
+    const patch = yamlDocuments(join(KUBERNETES_DIR, 'plain-container.patch.yaml'))[0] as PatchOperation[];
+    const chart = comparable(manifestOf(await render(['nativeSidecar=false']), 'Deployment', RELEASE));
+    const example = applyJsonPatch(comparable(manifestOf(sidecarManifests(), 'Deployment', RELEASE)), patch);
+    expect(chart).toEqual(example);
+  });
+
+  it('renders deploy/prometheus/alerts.yaml, as it is in the repository, as the PrometheusRule', async () => {
+    const rule = manifestOf(await render(), 'PrometheusRule', RELEASE);
+    const rules = yamlMapping(repoPath('deploy/prometheus/alerts.yaml'));
+    expect(at(rule, 'spec')).toEqual(rules);
+    expect(listAt(rules, 'groups').length).toBeGreaterThan(0);
+  });
+
+  it('takes API key hashes from a Secret: an apiKey resolver first, and each hash from its Secret key', async () => {
+    const sha = 'c'.repeat(64);
+    const manifests = await render([
+      'apiKeys.secretName=mcp-keys',
+      'apiKeys.tenants.team-a={ci,laptop}',
+      'apiKeys.tenants.team-c={ops}',
+    ]);
+    const edge = edgeContainer(manifestOf(manifests, 'Deployment', RELEASE));
+    const env = listAt(edge, 'env').filter(isRecord);
+    expect(env.map((entry) => [entry.name, at(entry, 'valueFrom', 'secretKeyRef')])).toEqual([
+      ['MCP_EDGE_KEY_TEAM_A_CI', { name: 'mcp-keys', key: 'ci' }],
+      ['MCP_EDGE_KEY_TEAM_A_LAPTOP', { name: 'mcp-keys', key: 'laptop' }],
+      ['MCP_EDGE_KEY_TEAM_C_OPS', { name: 'mcp-keys', key: 'ops' }],
+    ]);
+    const config = renderedConfig(manifests, {
+      MCP_EDGE_KEY_TEAM_A_CI: sha,
+      MCP_EDGE_KEY_TEAM_A_LAPTOP: 'd'.repeat(64),
+      MCP_EDGE_KEY_TEAM_C_OPS: 'e'.repeat(64),
+    });
+    const [first, second] = config.tenancy.resolve;
+    expect(first).toMatchObject({
+      apiKey: {
+        header: 'authorization',
+        bearer: true,
+        tenants: { 'team-a': [sha, 'd'.repeat(64)], 'team-c': ['e'.repeat(64)] },
+      },
+    });
+    expect(second).toMatchObject({ header: 'x-tenant-id' });
+    // team-c is not among config.tenants: the chart adds it; team-a keeps its ceilings.
+    expect(config.tenants['team-c']).toEqual({});
+    expect(config.tenants['team-a']?.limits?.response?.maxMessageBytes).toBe(8 * MiB);
+    await expect(render(['apiKeys.tenants.team-a={ci}'])).rejects.toThrow(
+      /apiKeys\.secretName: name the Secret/,
+    );
+  });
+
+  it("sizes mcp-edge's memory by the formula, with the figures measured for the image's Node line", async () => {
+    const values = yamlMapping(join(CHART, 'values.yaml'));
+    const figures = EDGE_MEMORY[IMAGE_NODE_LINE];
+    expect(at(values, 'memory')).toMatchObject({
+      restingMiB: figures.restingMiB,
+      headroomMiB: figures.headroomMiB,
+      factor: figures.factor,
+    });
+    const defaults = await render();
+    const deployment = manifestOf(defaults, 'Deployment', RELEASE);
+    // The default largestMessageMiB is the largest message the default config lets the edge hold.
+    expect(Number(at(values, 'memory', 'largestMessageMiB')) * MiB).toBe(
+      largestHoldBytes(renderedConfig(defaults)),
+    );
+    for (const [set, messages, largestMiB] of [
+      [[], Number(at(deployment, 'metadata', 'annotations', SIZED_FOR_ANNOTATION)), 32],
+      [['memory.messagesInFlight=20', 'memory.largestMessageMiB=64'], 20, 64],
+    ] as const) {
+      const rendered = manifestOf(await render([...set]), 'Deployment', RELEASE);
+      expect(at(rendered, 'metadata', 'annotations', SIZED_FOR_ANNOTATION)).toBe(String(messages));
+      const limit = memoryQuantityBytes(at(edgeContainer(rendered), 'resources', 'limits', 'memory'));
+      const formula = edgeMemoryForCeiling(IMAGE_NODE_LINE, messages, largestMiB * MiB);
+      expect(limit).toBeGreaterThanOrEqual(formula);
+      expect(limit - formula).toBeLessThan(64 * MiB);
+    }
+    const set = manifestOf(await render(['resources.limits.memory=2Gi']), 'Deployment', RELEASE);
+    expect(at(edgeContainer(set), 'resources', 'limits', 'memory')).toBe('2Gi');
+  });
+
+  it("lets in only mcp-edge's ports (NetworkPolicy), and drains one pod at a time (PodDisruptionBudget)", async () => {
+    const from = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }];
+    const manifests = await render([
+      'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
+    ]);
+    const podLabels = at(
+      manifestOf(manifests, 'Deployment', RELEASE),
+      'spec',
+      'template',
+      'metadata',
+      'labels',
+    );
+    const policy = manifestOf(manifests, 'NetworkPolicy', RELEASE);
+    expect(at(policy, 'spec', 'podSelector', 'matchLabels')).toEqual(podLabels);
+    expect(at(policy, 'spec', 'policyTypes')).toEqual(['Ingress']);
+    expect(at(policy, 'spec', 'ingress')).toEqual([
+      { ports: [{ port: 'mcp' }] },
+      { ports: [{ port: 'metrics' }], from },
+    ]);
+    const edgePorts = listAt(edgeContainer(manifestOf(manifests, 'Deployment', RELEASE)), 'ports').filter(
+      isRecord,
+    );
+    expect(edgePorts.map((port) => port.name)).toEqual(['mcp', 'metrics']);
+    const budget = manifestOf(manifests, 'PodDisruptionBudget', RELEASE);
+    expect(at(budget, 'spec', 'selector', 'matchLabels')).toEqual(podLabels);
+    expect(at(budget, 'spec', 'maxUnavailable')).toBe(1);
+  });
+});
