@@ -19,11 +19,11 @@ export interface HostNaming {
  */
 export function hostOfRequest(
   ctx: HostNaming,
-  value: unknown,
+  value: () => unknown,
   method: string | undefined,
 ): string | undefined {
   if (ctx.hosts === undefined) return undefined;
-  const identity = clientIdentityOf(value, method);
+  const identity = clientIdentityOf(value(), method);
   if (identity === undefined) return ctx.host;
   const host = ctx.hosts.hosts.hostOf(identity.name);
   if (method === 'initialize') ctx.noteHost?.(host);
