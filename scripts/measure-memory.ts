@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isRecord } from '../src/core/bytes.js';
-import { asciiText } from '../src/demo/server.js';
+import { asciiText } from '../src/demo/payloads.js';
 import { MCP_POST_HEADERS } from '../test/support/handles.js';
 import { type ChildHandle, REPO_ROOT, spawnNode, spawnTsx } from '../test/support/processes.js';
 import { parseJsonBody, type RawUpstream, startRawUpstream } from '../test/support/raw-upstream.js';

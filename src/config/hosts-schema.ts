@@ -3,13 +3,7 @@
 import { z } from 'zod';
 import { HOST_CHANNELS, HOST_UNITS, type HostUnit } from '../hosts/profiles.js';
 import { DEFAULT_MAX_TOKENIZED_CHARS, MAX_PIECE_CHARS } from '../hosts/tokens.js';
-
-const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-const keySchema = z
-  .string()
-  .min(1, { error: 'must not be empty' })
-  .refine((name) => !RESERVED_KEYS.has(name), { error: 'this name is reserved' });
+import { nameKeySchema } from './value-schemas.js';
 
 /** A host name is a label value: short, plain. `other` is every unknown host's. */
 const hostNameSchema = z
@@ -41,7 +35,7 @@ const hostEntrySchema = z.strictObject({
 export const hostsSchema = z.record(hostNameSchema, hostEntrySchema).optional();
 
 const actionSchema = z.enum(['observe', 'refuse']);
-const toolActionsSchema = z.record(keySchema, z.strictObject({ action: actionSchema }));
+const toolActionsSchema = z.record(nameKeySchema, z.strictObject({ action: actionSchema }));
 
 export const hostBudgetsSchema = z
   .strictObject({
@@ -50,7 +44,7 @@ export const hostBudgetsSchema = z
     tools: toolActionsSchema.optional(),
     tenants: z
       .record(
-        keySchema,
+        nameKeySchema,
         z.strictObject({ action: actionSchema.optional(), tools: toolActionsSchema.optional() }),
       )
       .optional(),

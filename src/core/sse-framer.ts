@@ -1,25 +1,7 @@
 // Incremental Server-Sent Events framer over bytes (WHATWG "event stream interpretation").
 //
-// The proxy forwards an upstream SSE stream event by event: each complete block is reported with its
-// exact bytes (`raw`, the pieces of the chunks it came in) so it can be forwarded byte for byte, and with
-// its joined `data` so the JSON-RPC message can be measured. A block whose data or raw size crosses a
-// bound is no longer held: it is reported as 'oversized-start' / 'oversized-data'* / 'oversized-end' and
-// never kept whole in memory.
-//
-// Where bytes between blocks go (no byte is ever lost or duplicated):
-// - A block ends at the line ending of its terminating blank line. When that line ending is CR, the
-//   block ends at the CR and is reported at once (a proxy must not wait for a byte that may never
-//   come); an LF that follows such a CR completes the CRLF but is counted as the first byte of the
-//   NEXT block. So with CRLF endings, `raw` ends with "\r\n\r" and the next block starts with "\n".
-//   This keeps the items independent of how the stream is chunked.
-// - A blank line that follows a blank line is a block of its own: an 'event' with `data: null` whose
-//   `raw` holds only line-ending bytes (a client dispatches nothing for it).
-// - An unterminated block at end of stream is a 'tail' (or an 'oversized-end' with terminated: false).
-//
-// Fields: `event`, `id`, `retry` are this block's own (last one wins; an id containing U+0000 is ignored,
-// as WHATWG says; `retry` is passed on as written). A block is oversized when its joined data exceeds
-// maxDataBytes, or its raw bytes before the final byte that dispatches it exceed maxRawBytes; `bound`
-// names the one crossed first ('data' when both cross at the same byte).
+// What it reports (its items, and which bytes each holds) is described in sse-item.ts; how held pieces
+// are joined and kept, in sse-pieces.ts; closing an event cut off half-sent, in sse-cut.ts.
 //
 // Memory: between pushes, `heldBytes` <= maxRawBytes + 4096 (the held raw bytes of the current block,
 // plus the capped value of an `event`/`id`/`retry` field in progress). A bound is detected at the exact
@@ -34,45 +16,12 @@
 
 import { Buffer } from 'node:buffer';
 import { asBuffer, BOM, COLON, CR, contiguousView, LF, SPACE } from './bytes.js';
+import { DATA, EVENT, fieldOfName, ID, NAME_CAP, OTHER, RETRY } from './sse-field.js';
+import { assertBound, defaultMaxRawBytes, type SseFramerOptions, type SseItem } from './sse-item.js';
+import { concatBytes, joinDataRanges, NO_BYTES, retainable } from './sse-pieces.js';
 
-export interface SseFramerOptions {
-  /** Data bytes (joined message) beyond which an event is no longer held in memory. */
-  maxDataBytes: number; // may be Infinity
-  /** Raw bytes of one block beyond which it is no longer held (guards comment floods). Default: 2 * maxDataBytes + 65536 (Infinity if maxDataBytes is Infinity). */
-  maxRawBytes?: number;
-}
-
-export type SseItem =
-  /** A complete block within the bounds. raw = its exact bytes in order, from its first byte through the end of the terminating blank line's line ending. data = joined data values (null if no data line). */
-  | {
-      type: 'event';
-      raw: readonly Uint8Array[];
-      data: Uint8Array | null;
-      event: string | undefined;
-      id: string | undefined;
-      retry: string | undefined;
-    }
-  /** The current block just crossed a bound. heldData = the data bytes joined so far (what would be the start of the message). From now on the block is not held. */
-  | {
-      type: 'oversized-start';
-      heldData: Uint8Array /** The block's `id:` if it came before the crossing. */;
-      id: string | undefined;
-    }
-  /** Further data bytes of the oversized block, in order. heldData + all these pieces concatenated == exactly the joined message (LF separators between data lines included, no trailing LF). */
-  | { type: 'oversized-data'; data: Uint8Array }
-  /** The oversized block ended (blank line seen, or end of stream). */
-  | {
-      type: 'oversized-end';
-      rawBytes: number;
-      dataBytes: number;
-      hadData: boolean;
-      event: string | undefined;
-      id: string | undefined;
-      bound: 'data' | 'raw';
-      terminated: boolean;
-    }
-  /** At end of stream: bytes of an unterminated block that was held (forward them as-is; a client discards an unterminated event). */
-  | { type: 'tail'; raw: readonly Uint8Array[] };
+export { CUT_EVENT_TYPE, closingOfCutEvent, endsBetweenEvents } from './sse-cut.js';
+export type { SseFramerOptions, SseItem } from './sse-item.js';
 
 /** Bytes kept of one `event`, `id` or `retry` value; the rest is dropped (the string may then end in U+FFFD). */
 export const SSE_FIELD_VALUE_CAP = 4096;
@@ -85,64 +34,8 @@ const AFTER_COLON = 3; // right after the colon: one leading space is still to b
 const VALUE = 4; // inside the field value
 const COMMENT = 5; // inside a comment line
 
-// Which field the current line is.
-const OTHER = 0;
-const DATA = 1;
-const EVENT = 2;
-const ID = 3;
-const RETRY = 4;
-
-/** Longest field name we need to tell apart ("event", "retry"); longer names are unknown fields. */
-const NAME_CAP = 5;
 /** A field name shorter than this is matched byte by byte; longer ones are searched natively. */
 const SHORT_NAME_SCAN = 16;
-
-function defaultMaxRawBytes(maxDataBytes: number): number {
-  return maxDataBytes === Number.POSITIVE_INFINITY ? maxDataBytes : 2 * maxDataBytes + 65536;
-}
-
-function assertBound(name: string, value: number): void {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new RangeError(`SseFramer: ${name} must be a number >= 0 (Infinity allowed), got ${String(value)}`);
-  }
-}
-
-/** What the framer points at between pushes (shared: never written to). */
-const NO_BYTES = Buffer.alloc(0);
-
-/** One buffer holding all pieces in order; a single piece is returned as is (no copy). */
-function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0]!;
-  let total = 0;
-  for (const piece of pieces) total += piece.length;
-  // Not zero-filled: every byte is written below (a 1 MiB event saves its memset).
-  const joined = Buffer.allocUnsafe(total);
-  let offset = 0;
-  for (const piece of pieces) {
-    joined.set(piece, offset);
-    offset += piece.length;
-  }
-  return joined;
-}
-
-/** The data values at `ranges` (flat [start, end] pairs into `raw`) joined with LF; one value is a subarray of raw. */
-function joinDataRanges(raw: Uint8Array, ranges: readonly number[], joinedLength: number): Uint8Array {
-  if (ranges.length === 2) return raw.subarray(ranges[0]!, ranges[1]!);
-  const joined = Buffer.allocUnsafe(joinedLength);
-  let offset = 0;
-  for (let k = 0; k < ranges.length; k += 2) {
-    if (k > 0) joined[offset++] = LF;
-    const value = raw.subarray(ranges[k]!, ranges[k + 1]!);
-    joined.set(value, offset);
-    offset += value.length;
-  }
-  return joined;
-}
-
-/** A piece to keep past this push: copied when it is a small part of a larger buffer, so it pins no more than it counts. */
-function retainable(piece: Uint8Array): Uint8Array {
-  return piece.byteLength * 2 < piece.buffer.byteLength ? new Uint8Array(piece) : piece;
-}
 
 export class SseFramer {
   private readonly maxDataBytes: number;
@@ -387,7 +280,7 @@ export class SseFramer {
 
   /** The field name is complete (colon or line end reached). */
   private completeName(): void {
-    this.field = this.fieldOfName();
+    this.field = fieldOfName(this.nameBytes, this.nameLength);
     this.nameLength = 0;
     if (this.field !== DATA) return;
     if (this.dataLines > 0) {
@@ -395,22 +288,6 @@ export class SseFramer {
       if (this.oversizedBound !== null) this.pieces.push(Uint8Array.of(LF));
     }
     this.dataLines++;
-  }
-
-  private fieldOfName(): number {
-    const b = this.nameBytes;
-    switch (this.nameLength) {
-      case 2:
-        return b[0] === 0x69 && b[1] === 0x64 ? ID : OTHER; // id
-      case 4:
-        return b[0] === 0x64 && b[1] === 0x61 && b[2] === 0x74 && b[3] === 0x61 ? DATA : OTHER; // data
-      case 5:
-        if (b[0] === 0x65 && b[1] === 0x76 && b[2] === 0x65 && b[3] === 0x6e && b[4] === 0x74) return EVENT;
-        if (b[0] === 0x72 && b[1] === 0x65 && b[2] === 0x74 && b[3] === 0x72 && b[4] === 0x79) return RETRY;
-        return OTHER;
-      default:
-        return OTHER;
-    }
   }
 
   private beginValue(): void {
@@ -527,34 +404,4 @@ export class SseFramer {
     this.retry = undefined;
     this.oversizedBound = null;
   }
-}
-
-/**
- * The event type mcp-edge gives an event the upstream cut off half-sent: clients dispatch only `message`
- * events (both MCP SDKs, EventSource's onmessage), so a partial event closed with this type is ignored.
- */
-export const CUT_EVENT_TYPE = 'mcp-edge-cut';
-
-/**
- * Where a stream of bytes stops, judged from its last three bytes (-1 for none): true when an SSE parser
- * reading it would be between events (nothing of a next event begun), so an event written now stands alone.
- */
-export function endsBetweenEvents(b1: number, b2: number, b3: number): boolean {
-  // b3 is the last byte, b2 the one before it, b1 the one before that.
-  if (b3 === -1) return true;
-  const lineEnd = (b: number) => b === LF || b === CR;
-  if (b3 === CR) return b2 === -1 || lineEnd(b2);
-  if (b3 !== LF) return false;
-  if (b2 === CR) return b1 === -1 || lineEnd(b1); // CRLF: blank when what precedes the CR ended a line
-  return b2 === -1 || b2 === LF;
-}
-
-/**
- * What to write after bytes that stop inside an event so that the next event stands alone: end the line in
- * progress, give the partial event CUT_EVENT_TYPE, and dispatch it. Empty when the bytes stop between events.
- */
-export function closingOfCutEvent(b1: number, b2: number, b3: number): string {
-  if (endsBetweenEvents(b1, b2, b3)) return '';
-  const inLine = b3 !== LF && b3 !== CR;
-  return `${inLine ? '\n' : ''}event: ${CUT_EVENT_TYPE}\n\n`;
 }

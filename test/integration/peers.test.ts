@@ -7,7 +7,8 @@ import {
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDemoServer, weatherReport } from '../../src/demo/server.js';
+import { weatherReport } from '../../src/demo/payloads.js';
+import { startDemoServer } from '../../src/demo/server.js';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
 import { isProcessAlive, spawnTsx } from '../support/processes.js';
 import {

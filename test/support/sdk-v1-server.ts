@@ -5,15 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+import { asciiText } from '../../src/demo/payloads.js';
 import {
-  asciiText,
   closeHttpServer,
   createStatefulHandler,
   listenOn,
-  registerDemoPromptAndResource,
-  registerDemoTools,
   writeJsonRpcError,
 } from '../../src/demo/server.js';
+import { registerDemoPromptAndResource, registerDemoTools } from '../../src/demo/tools.js';
 import { headerValue, type RecordedRequest, recordRequest } from './recorded-request.js';
 
 /**

@@ -10,7 +10,8 @@ import {
   type PerRequestResponseMode,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { asciiText, closeHttpServer, listenOn, weatherReport, weatherSchema } from '../../src/demo/server.js';
+import { asciiText, weatherReport, weatherSchema } from '../../src/demo/payloads.js';
+import { closeHttpServer, listenOn } from '../../src/demo/server.js';
 import { nodeHandlerFor } from './fetch-to-node.js';
 import type { RecordedRequest } from './recorded-request.js';
 
