@@ -178,6 +178,11 @@ export class StdioChild {
     for (const key of keys) this.admission.owners.cancel(key);
   }
 
+  /** The session's GET stream is open (one per session). */
+  get streaming(): boolean {
+    return this.getStream?.open !== undefined;
+  }
+
   /** The session's GET stream: what the child sends that no call asked for. False when one is open already. */
   openGetStream(open: (stream: PassThrough) => void): boolean {
     return this.getStream?.openWith(open) ?? false;
