@@ -1,8 +1,9 @@
 // The MCP endpoint's routes, for every kind of upstream: an admitted exchange, its body read and judged, is
 // checked against the session rules (session-rules.ts) and handed to the Upstream as an UpstreamCall. What
-// the upstream answers comes back here: its status and client-facing headers set, its body to the response
-// relay, a failure or a refusal answered through respondLocally. Everything an upstream hands the shell runs
-// in its callbacks, outside Fastify's try/catch: guarded.
+// the upstream answers comes back here: its status and client-facing headers set, its body (framed by
+// message-framing.ts when it is messages) to the response relay, a failure or a refusal answered through
+// respondLocally. Everything an upstream hands the shell runs in its callbacks, outside Fastify's
+// try/catch: guarded.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type EdgeHttpError, edgeRefusal, getStreamRefusal, idInUseRefusal } from '../core/errors.js';
@@ -19,7 +20,8 @@ import { ClientResponse } from './client-response.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
 import { upstreamView } from './exchange.js';
 import { endedByEdge } from './local-reply.js';
-import { relayResponse, upstreamFailed } from './response-relay.js';
+import { answersAsJson, framedAnswer } from './message-framing.js';
+import { type ByteAnswer, relayResponse, upstreamFailed } from './response-relay.js';
 import { sessionRuleAnswer } from './session-rules.js';
 
 export interface McpRouteOptions {
@@ -92,17 +94,27 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
       },
       exchange: view,
       deliver(response) {
+        const { statusCode, headers, body } = response;
+        const answer: ByteAnswer =
+          body.kind === 'bytes'
+            ? { statusCode, headers, stream: body.stream }
+            : framedAnswer(
+                statusCode,
+                headers,
+                body,
+                answersAsJson(body, view.requestIds.length, request.headers),
+              );
         try {
-          reply.code(response.statusCode);
+          reply.code(statusCode);
         } catch {
           // A status Fastify cannot send.
-          response.stream.destroy();
-          fail('unreachable', `the upstream answered with status ${response.statusCode}`);
+          answer.stream.destroy();
+          fail('unreachable', `the upstream answered with status ${statusCode}`);
           return;
         }
-        reply.headers(clientHeadersOf(response.headers as IncomingHttpHeaders));
-        const client = clientOf(request, reply, () => response.stream.destroy());
-        client.guard(() => relayResponse(ctx, exchangeOf(request), client, response))();
+        reply.headers(clientHeadersOf(answer.headers as IncomingHttpHeaders));
+        const client = clientOf(request, reply, () => answer.stream.destroy());
+        client.guard(() => relayResponse(ctx, exchangeOf(request), client, answer))();
       },
       fail,
       refuse: (refusal) => respond(reply, refusalAnswer(refusal, view)),

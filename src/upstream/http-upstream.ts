@@ -13,7 +13,7 @@ import type { EdgeConfig } from '../config/schema.js';
 import { headerValue, upstreamRequestHeaders } from '../core/headers.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { CallSlots, type Release, StreamSlots } from './connection-slots.js';
-import type { Upstream, UpstreamCall } from './upstream.js';
+import type { Upstream, UpstreamCall, UpstreamKind } from './upstream.js';
 
 /** Errors of a request written to a connection the upstream had already closed. */
 const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
@@ -30,6 +30,13 @@ export function resendDelay(method: string, err: unknown, attempt: number): numb
   const code = (err as { code?: string } | null)?.code ?? '';
   return STALE_CONNECTION_CODES.has(code) ? 1 : null;
 }
+
+/** The kind: upstream.url; described by its URL, credentials redacted. */
+export const httpKind: UpstreamKind = {
+  configured: (config) => config.upstream.url !== undefined,
+  create: (config, log) => httpUpstream(config, log),
+  describe: (config) => redactUrl(config.upstream.url ?? ''),
+};
 
 export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   const url = config.upstream.url;
@@ -187,7 +194,11 @@ function exchanges(
             return;
           }
           if (method === 'POST') res.body.once('close', release);
-          call.deliver({ statusCode: res.statusCode, headers: res.headers, stream: res.body });
+          call.deliver({
+            statusCode: res.statusCode,
+            headers: res.headers,
+            body: { kind: 'bytes', stream: res.body },
+          });
         }),
       );
     };

@@ -5,10 +5,9 @@
 // rewritten, and where no client may answer or cancel what it cannot be told apart from another's. Answers
 // are the child's lines (stdio-child.ts), handed to the shell's relays like any upstream's.
 import { randomUUID } from 'node:crypto';
-import { type PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
-import { acceptsEventStream, headerValue } from '../core/headers.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
@@ -19,7 +18,7 @@ import { StdioChild } from './stdio-child.js';
 import { StdioChildren } from './stdio-children.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
 import { groupGuard } from './stdio-group-guard.js';
-import type { Upstream, UpstreamCall, UpstreamEvents, UpstreamExchange } from './upstream.js';
+import type { Upstream, UpstreamCall, UpstreamEvents, UpstreamExchange, UpstreamKind } from './upstream.js';
 
 /** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
 const UNBOUNDED_HOLD_BYTES = 16 * 1024 * 1024;
@@ -54,6 +53,18 @@ export function processesPerTenant(config: EdgeConfig): number {
   return config.tenancy.resolve.length === 0 ? stdio.maxProcesses : Math.ceil(stdio.maxProcesses / 2);
 }
 
+/** The kind: upstream.stdio; described by its program, never its arguments or environment values. */
+export const stdioKind: UpstreamKind = {
+  configured: (config) => config.upstream.stdio !== undefined,
+  create: (config, log) => stdioUpstream(config, log),
+  describe(config) {
+    const stdio = config.upstream.stdio;
+    if (stdio === undefined) return '';
+    const envNames = Object.keys(stdio.env);
+    return `stdio server "${stdioProgramName(stdio.command[0] ?? '')}" (${stdio.command.length - 1} argument(s); env: ${envNames.length > 0 ? envNames.join(', ') : 'PATH and HOME only'}; one process per session, at most ${stdio.maxProcesses})`;
+  },
+};
+
 export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   if (config.upstream.stdio === undefined) throw new Error('the stdio upstream needs upstream.stdio');
   const spec: StdioUpstreamConfig = config.upstream.stdio;
@@ -75,7 +86,6 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       log,
       sessionId,
       holdBytes: hold,
-      answerHeaders: sessionId !== undefined ? { 'mcp-session-id': sessionId } : {},
       idWaitMs: spec.idWait,
       streamWait: { ms: spec.streamWait, bytes: spec.streamWaitBytes },
       onUndelivered: (reason) => events?.undelivered(exchange.tenant, reason),
@@ -168,11 +178,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       else if (request.method === 'DELETE') {
         children.forgetSession(sessionId);
         void child.stop('the client ended its session (DELETE)');
-        deliver(call, 200, answerHeaders, Readable.from([]));
+        deliverNothing(call, 200, answerHeaders);
       } else {
-        child.openGetStream((stream) =>
-          deliver(call, 200, { 'content-type': 'text/event-stream', ...answerHeaders }, stream),
-        );
+        child.openGetStream((events) => deliverMessages(call, answerHeaders, events, false));
       }
     },
     send(sessionId, message) {
@@ -197,14 +205,25 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     },
   };
 
-  function deliver(
+  /** An answer without a body (a notification taken, a session ended). */
+  function deliverNothing(call: UpstreamCall, statusCode: number, headers: Record<string, string>): void {
+    call.exchange.sent();
+    call.deliver({ statusCode, headers, body: { kind: 'bytes', stream: Readable.from([]) } });
+  }
+
+  /** An answer of the child's messages, which the shell frames for the client. */
+  function deliverMessages(
     call: UpstreamCall,
-    statusCode: number,
     headers: Record<string, string>,
-    stream: Readable,
+    events: Readable,
+    firstIsAnswer: boolean,
   ): void {
     call.exchange.sent();
-    call.deliver({ statusCode, headers, stream });
+    call.deliver({
+      statusCode: 200,
+      headers,
+      body: { kind: 'messages', events, firstIsAnswer, preferJson: spec.jsonResponse },
+    });
   }
 
   function post(call: UpstreamCall, child: StdioChild): void {
@@ -228,15 +247,16 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     child.setHoldBytes(exchange.responseHoldBytes ?? UNBOUNDED_HOLD_BYTES);
     const lines = bodyAsLines(request.body, split.spans);
     exchange.sent();
+    // An initialize's answer issues the session of the child it spawned.
     const answerHeaders: Record<string, string> =
-      sessionId !== undefined ? { 'mcp-session-id': sessionId } : {};
+      child.sessionId !== undefined ? { 'mcp-session-id': child.sessionId } : {};
     if (ids.length === 0) {
       child.write(lines);
       child.cancelled(routing.cancelled);
-      deliver(call, 202, answerHeaders, Readable.from([]));
+      deliverNothing(call, 202, answerHeaders);
       return;
     }
-    const stdioCall = newCall(call, ids, routing, () => children.answered(child));
+    const stdioCall = newCall(call, answerHeaders, ids, routing, () => children.answered(child));
     const timeoutMs = config.upstream.timeouts.headers;
     const timer =
       timeoutMs > 0
@@ -258,6 +278,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
 
   function newCall(
     call: UpstreamCall,
+    answerHeaders: Record<string, string>,
     ids: readonly JsonRpcId[],
     routing: BodyRouting,
     onAnswer: () => void,
@@ -266,13 +287,10 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     return {
       waiting,
       progressTokens: routing.progressTokens,
-      mayAnswerJson:
-        ids.length === 1 &&
-        (spec.jsonResponse || !acceptsEventStream(headerValue(call.request.headers, 'accept'))),
       enforce: call.exchange.enforced,
-      open: (statusCode, headers, stream: PassThrough) => {
+      open: (events, firstIsAnswer) => {
         onAnswer();
-        deliver(call, statusCode, headers, stream);
+        deliverMessages(call, answerHeaders, events, firstIsAnswer);
       },
       fail: (kind, detail) => {
         if (call.open) call.fail(kind, detail);

@@ -6,18 +6,46 @@
 // imported here.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { EdgeConfig } from '../config/schema.js';
 import type { ProcessBound, UpstreamFailureKind } from '../core/errors.js';
 import type { Guard } from '../core/guard.js';
 import type { UpstreamRequestHeaderOptions } from '../core/headers.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { BodyRouting } from '../inspect/body-routing.js';
 
+/**
+ * One event of an answer made of messages: a piece of the message in progress (`last`: the message is
+ * complete after it; a whole message is one piece), or the message in progress broke off (its source died
+ * inside it; `detail` says how).
+ */
+export type MessageEvent =
+  | { kind: 'piece'; bytes: Uint8Array; last: boolean }
+  | { kind: 'cut'; detail: string };
+
+/**
+ * An answer's body: the bytes of an HTTP server's answer, forwarded as they are framed (JSON or SSE), or the
+ * messages of a kind that has no HTTP framing of its own (a stdio child's lines), which the shell frames for
+ * the client: SSE events, or a JSON body when the answer is one message that the exchange may take as JSON.
+ */
+export type UpstreamBody =
+  | { kind: 'bytes'; stream: Readable }
+  | {
+      kind: 'messages';
+      /** An object-mode stream of MessageEvents, in order; the kind pauses while it is full. */
+      events: Readable;
+      /** The first message is an answer (not a request or notification): it may go as a JSON body. */
+      firstIsAnswer: boolean;
+      /** The kind answers a single request with a JSON body even when the client accepts SSE. */
+      preferJson: boolean;
+    };
+
 /** An upstream's answer to one exchange, before the edge has looked at its body. */
 export interface UpstreamResponse {
   statusCode: number;
   /** The upstream's headers as it sent them: the shell rewrites what crosses to the client. */
   headers: Record<string, string | string[] | undefined>;
-  stream: Readable;
+  body: UpstreamBody;
 }
 
 /**
@@ -137,4 +165,13 @@ export interface Upstream {
   ready(): Promise<boolean>;
   /** The shell is closing: whatever the upstream holds ends (called once, after the last exchange started). */
   close?(): Promise<void>;
+}
+
+/** A kind of upstream, as `upstreamOf` (select.ts) chooses it: one per file, one line in its list. */
+export interface UpstreamKind {
+  /** The config asks for this kind (its section under `upstream:` is given). */
+  configured(config: EdgeConfig): boolean;
+  create(config: EdgeConfig, log: Logger): Upstream;
+  /** The upstream in one line (`mcp-edge explain`): never a credential, an argument or an env value. */
+  describe(config: EdgeConfig): string;
 }

@@ -34,7 +34,7 @@ function fetchUpstream(target: string): Upstream & { exchanges: number } {
             if (name !== 'content-length' && name !== 'transfer-encoding') responseHeaders[name] = value;
           });
           const stream = res.body ? Readable.fromWeb(res.body as never) : Readable.from([]);
-          call.deliver({ statusCode: res.status, headers: responseHeaders, stream });
+          call.deliver({ statusCode: res.status, headers: responseHeaders, body: { kind: 'bytes', stream } });
         },
         (err: unknown) => call.fail('unreachable', String(err)),
       );

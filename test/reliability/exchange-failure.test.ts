@@ -109,17 +109,17 @@ describe('an exception while serving one exchange', () => {
           const stream = Readable.from([Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}')]);
           released.push(stream);
           const headers = { 'content-type': 'application/json', 'x-trace': 'a\u0001b' };
-          call.deliver({ statusCode: 200, headers, stream });
+          call.deliver({ statusCode: 200, headers, body: { kind: 'bytes', stream } });
         } else if (defect === 'chunk') {
           // The defect comes once the client has the first event (pushDefect).
           streaming = new Readable({ objectMode: true, read() {} });
           streaming.push(
             Buffer.from('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/x"}\n\n'),
           );
-          call.deliver({ statusCode: 200, headers: SSE_TYPE, stream: streaming });
+          call.deliver({ statusCode: 200, headers: SSE_TYPE, body: { kind: 'bytes', stream: streaming } });
         } else {
           const stream = Readable.from([Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}')]);
-          call.deliver({ statusCode: 200, headers: JSON_TYPE, stream });
+          call.deliver({ statusCode: 200, headers: JSON_TYPE, body: { kind: 'bytes', stream } });
         }
       },
     };
