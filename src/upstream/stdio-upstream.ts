@@ -161,20 +161,30 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     handle(call) {
       const { exchange, request } = call;
       const sessionId = exchange.sessionId;
+      let lines: Uint8Array[] = [];
+      if (request.method === 'POST') {
+        // Before any child is spawned for it: a body that is not JSON-RPC lines is refused.
+        const split = splitTopLevel(request.body);
+        if (!split.ok) {
+          call.refuse({ kind: 'malformed', detail: `The request body is not JSON-RPC: ${split.error}` });
+          return;
+        }
+        lines = bodyAsLines(request.body, split.spans);
+      }
       if (sessionId === undefined) {
         // Only a POST comes without a session (the shell's session rules answered the others).
         const pooled = exchange.initializes ? undefined : children.pool(exchange.tenant);
         const child = pooled?.alive
           ? pooled
           : spawnChild(exchange, exchange.initializes ? randomUUID() : undefined);
-        post(call, child);
+        post(call, child, lines);
         return;
       }
       const child = sessionChild(sessionId, exchange.tenant);
       // The shell's session rules answered an unknown session: none reaches here.
       if (child === undefined) throw new Error(`stdio session ${sessionId} reached the upstream unknown`);
       const answerHeaders = { 'mcp-session-id': sessionId };
-      if (request.method === 'POST') post(call, child);
+      if (request.method === 'POST') post(call, child, lines);
       else if (request.method === 'DELETE') {
         children.forgetSession(sessionId);
         void child.stop('the client ended its session (DELETE)');
@@ -226,14 +236,10 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     });
   }
 
-  function post(call: UpstreamCall, child: StdioChild): void {
-    const { exchange, request } = call;
+  /** A POST's lines to the child; a call waits for their answers. */
+  function post(call: UpstreamCall, child: StdioChild, lines: Uint8Array[]): void {
+    const { exchange } = call;
     const sessionId = exchange.sessionId;
-    const split = splitTopLevel(request.body);
-    if (!split.ok) {
-      call.refuse({ kind: 'malformed', detail: `The request body is not JSON-RPC: ${split.error}` });
-      return;
-    }
     const ids = exchange.requestIds;
     const routing = exchange.routing;
     if (sessionId !== undefined && ids.length > 0) {
@@ -245,7 +251,6 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       return;
     }
     child.setHoldBytes(exchange.responseHoldBytes ?? UNBOUNDED_HOLD_BYTES);
-    const lines = bodyAsLines(request.body, split.spans);
     exchange.sent();
     // An initialize's answer issues the session of the child it spawned.
     const answerHeaders: Record<string, string> =
