@@ -161,7 +161,7 @@ function exchanges(
     if (sendsBody) {
       headers['content-length'] = String(body.length);
       headers['content-type'] ??= 'application/json';
-    }
+    } else headers['content-length'] = undefined; // a length the client claimed for a body not sent
     const options: Dispatcher.RequestOptions = {
       path: upstream.pathname + query,
       method,
