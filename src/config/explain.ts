@@ -2,16 +2,12 @@
 import { CEILINGS, type Ceiling, describeCeilingValue } from '../core/ceilings.js';
 import { resolvedCeiling } from '../core/limits.js';
 import type { EffectiveLimits } from '../core/types.js';
-import { redactUrl } from '../core/url-credentials.js';
-import { stdioProgramName } from '../upstream/stdio-command.js';
+import { upstreamKindOf } from '../upstream/select.js';
 import type { EdgeConfig } from './schema.js';
 
-/** The upstream in one line: its URL (credentials redacted), or the stdio program, never its arguments or env. */
+/** The upstream in one line, as its kind describes it: never a credential, an argument or an env value. */
 export function describeUpstream(config: EdgeConfig): string {
-  const stdio = config.upstream.stdio;
-  if (stdio === undefined) return redactUrl(config.upstream.url ?? '');
-  const envNames = Object.keys(stdio.env);
-  return `stdio server "${stdioProgramName(stdio.command[0] ?? '')}" (${stdio.command.length - 1} argument(s); env: ${envNames.length > 0 ? envNames.join(', ') : 'PATH and HOME only'}; one process per session, at most ${stdio.maxProcesses})`;
+  return upstreamKindOf(config).describe(config);
 }
 
 function ceilingText(ceiling: Ceiling, limits: EffectiveLimits): string {

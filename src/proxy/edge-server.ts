@@ -21,18 +21,17 @@ import { upstreamOf } from '../upstream/select.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { type Admission, admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
-import { ClientResponse } from './client-response.js';
 import { trackConnections } from './connections.js';
 import { installCors } from './cors.js';
-import { type EdgeContext, exchangeOf, type RelayedStream } from './edge-context.js';
+import type { EdgeContext, RelayedStream } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
-import { runtimeOf, upstreamView } from './exchange.js';
+import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
 import { filterChainOf } from './filters/chosen.js';
 import { getAnsweredByEdge } from './get-streams.js';
-import { endedByEdge, replyWriter, respondLocally } from './local-reply.js';
-import { relayResponse, upstreamFailed } from './response-relay.js';
+import { replyWriter, respondLocally } from './local-reply.js';
 import { SilenceWatch } from './silence-watch.js';
+import { registerMcpRoutes } from './upstream-call.js';
 import { registerOAuthRoutes } from './well-known.js';
 
 export { EdgeError } from './edge-error.js';
@@ -237,48 +236,17 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       request.log.error({ err }, 'mcp-edge failed after an exchange ended; the edge serves on'),
     );
 
-  /**
-   * The relays write the client's response themselves: before its status line, the reply's status and
-   * headers (the upstream's, rewritten) and what the onSend hooks would add go onto the raw response, and
-   * Fastify lets go of it.
-   */
-  const clientOf = (request: FastifyRequest, reply: FastifyReply, release?: () => void) =>
-    new ClientResponse(reply.raw, request.method, request.log, {
-      beforeStart: () => {
-        oauth.decorateResponse(request, reply);
-        cors.decorateResponse(request, reply);
-        reply.hijack();
-        const raw = reply.raw;
-        raw.statusCode = reply.statusCode;
-        const headers = reply.getHeaders();
-        for (const name of Object.keys(headers)) {
-          const value = headers[name];
-          if (value !== undefined) raw.setHeader(name, value);
-        }
-      },
-      answeredElsewhere: () => reply.sent,
-      onFailure: () => {
-        if (request.exchange !== undefined) endedByEdge(request.exchange, 'edge_failure');
-        // The edge answers on the raw response from here; Fastify must not send too.
-        reply.hijack();
-        release?.();
-      },
-    });
-  // Everything an upstream hands the shell runs in its callbacks, outside Fastify's try/catch: guarded.
-  await upstream.register(app, {
-    exchange: (request) => upstreamView(exchangeOf(request)),
-    deliver: (request, reply, response) => {
-      const client = clientOf(request, reply, () => response.stream.destroy());
-      client.guard(() => relayResponse(ctx, exchangeOf(request), client, response))();
-    },
-    fail: (reply, kind, detail) => {
-      const client = clientOf(reply.request, reply);
-      client.guard(() => upstreamFailed(ctx, reply.request.exchange, client, kind, detail))();
-    },
+  // POST, GET and DELETE on the MCP endpoint, for every kind of upstream (upstream-call.ts).
+  registerMcpRoutes(app, ctx, {
     respond,
-    guard: (reply, release) => guardWith((err) => clientOf(reply.request, reply, release).fail(err)),
-    undelivered: (tenant, reason) => ctx.filters.undelivered(tenant, reason),
+    decorate: (request, reply) => {
+      oauth.decorateResponse(request, reply);
+      cors.decorateResponse(request, reply);
+    },
   });
+  upstream.start?.({ undelivered: (tenant, reason) => ctx.filters.undelivered(tenant, reason) });
+  const closeUpstream = upstream.close;
+  if (closeUpstream !== undefined) app.addHook('onClose', async () => closeUpstream.call(upstream));
 
   return {
     app,

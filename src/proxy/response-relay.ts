@@ -6,7 +6,6 @@ import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { UpstreamFailureKind } from '../core/errors.js';
 import { contentCoding, headerValue, isEventStream, isJson } from '../core/headers.js';
-import type { UpstreamResponse } from '../upstream/upstream.js';
 import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
@@ -16,7 +15,14 @@ import { relayJson } from './json-relay.js';
 import { respondLocally } from './local-reply.js';
 import { relaySse } from './sse-relay.js';
 
-function decodedStream(res: UpstreamResponse): Readable {
+/** An answer whose body is bytes (an HTTP server's, or messages framed by message-framing.ts). */
+export interface ByteAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: Readable;
+}
+
+function decodedStream(res: ByteAnswer): Readable {
   switch (contentCoding(res.headers)) {
     case 'gzip':
       return pipeline(res.stream, zlib.createGunzip(), () => {});
@@ -30,7 +36,7 @@ function decodedStream(res: UpstreamResponse): Readable {
 }
 
 /** What the upstream's status says about the session the exchange named (or the one it just issued). */
-function noteSession(ctx: EdgeContext, method: string, exchange: Exchange, res: UpstreamResponse): void {
+function noteSession(ctx: EdgeContext, method: string, exchange: Exchange, res: ByteAnswer): void {
   const issued = headerValue(res.headers as IncomingHttpHeaders, 'mcp-session-id');
   if (exchange.sessionId === undefined && issued !== undefined && res.statusCode < 300)
     exchange.sessionId = issued;
@@ -45,7 +51,7 @@ export function relayResponse(
   ctx: EdgeContext,
   exchange: Exchange,
   client: ClientResponse,
-  res: UpstreamResponse,
+  res: ByteAnswer,
 ): void {
   if (client.closed) {
     // Answered meanwhile (shutdown) or the client is gone: the upstream's answer has nowhere to go.

@@ -1,37 +1,19 @@
 // The HTTP upstream, the first kind of Upstream: undici Pools carry each admitted exchange to a Streamable
-// HTTP MCP server, with the request headers rewritten for it; its answers go to the shell's sink. Calls (POST,
-// DELETE) and GET streams have a pool and a count each (connection-slots.ts): a stream open for hours never
-// holds a call's connection. A POST (the body is read and judged already) goes straight to its pool; GET
-// and DELETE go through @fastify/http-proxy. Messages of the edge's own go by a plain POST; readiness is a
-// TCP connect.
+// HTTP MCP server, with the request headers rewritten for it; its answers go back through the call. Calls
+// (POST, DELETE) and GET streams have a pool and a count each (connection-slots.ts): a stream open for hours
+// never holds a call's connection. The server is the authority on its sessions: its answers (a 404 for a
+// session it forgot) are relayed. Messages of the edge's own go by a plain POST; readiness is a TCP connect.
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import type { Readable } from 'node:stream';
-import httpProxy from '@fastify/http-proxy';
-import type { RetryDetails } from '@fastify/reply-from';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { type Dispatcher, Pool } from 'undici';
 import type { EdgeConfig } from '../config/schema.js';
-import { getStreamRefusal } from '../core/errors.js';
-import {
-  clientResponseHeaders,
-  contentCoding,
-  headerValue,
-  isEventStream,
-  isJson,
-  upstreamRequestHeaders,
-} from '../core/headers.js';
+import { headerValue, upstreamRequestHeaders } from '../core/headers.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { CallSlots, type Release, StreamSlots } from './connection-slots.js';
-import {
-  FORWARDED_METHODS,
-  type Upstream,
-  type UpstreamExchange,
-  type UpstreamResponse,
-  type UpstreamSink,
-} from './upstream.js';
+import type { Upstream, UpstreamCall, UpstreamKind } from './upstream.js';
 
 /** Errors of a request written to a connection the upstream had already closed. */
 const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE']);
@@ -49,6 +31,13 @@ export function resendDelay(method: string, err: unknown, attempt: number): numb
   return STALE_CONNECTION_CODES.has(code) ? 1 : null;
 }
 
+/** The kind: upstream.url; described by its URL, credentials redacted. */
+export const httpKind: UpstreamKind = {
+  configured: (config) => config.upstream.url !== undefined,
+  create: (config, log) => httpUpstream(config, log),
+  describe: (config) => redactUrl(config.upstream.url ?? ''),
+};
+
 export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   const url = config.upstream.url;
   if (url === undefined) throw new Error('the HTTP upstream needs upstream.url');
@@ -61,7 +50,7 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
     label: redactUrl(url),
     publicName: upstream.origin,
     httpEndpoint: upstream,
-    register: (app, sink) => registerProxy(app, sink, config, upstream, upstreamAuthorization, log),
+    handle: exchanges(config, upstream, upstreamAuthorization, log),
     send(sessionId, message) {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
@@ -79,35 +68,25 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   };
 }
 
-/** How the client's request headers go upstream (the body, if any, is `bodyLength` bytes). */
+/** How the client's request headers go upstream. */
 function requestHeadersFor(
   config: EdgeConfig,
   upstream: URL,
   upstreamAuthorization: string | undefined,
-  exchange: UpstreamExchange,
-  request: FastifyRequest,
-  headers: IncomingHttpHeaders,
+  call: UpstreamCall,
 ): IncomingHttpHeaders {
-  const peer = request.socket.remoteAddress;
-  return upstreamRequestHeaders(headers, headerValue(request.headers, 'host'), {
+  const { headers, peer } = call.request;
+  return upstreamRequestHeaders(headers, headerValue(headers, 'host'), {
     preserveHost: config.upstream.preserveHost,
     upstreamHost: upstream.host,
     clientAddress: peer ?? '',
     clientProtocol: 'http',
     authorization: upstreamAuthorization,
-    ...exchange.crossing(request.headers, peer),
+    ...call.exchange.crossing(headers, peer),
   }) as IncomingHttpHeaders;
 }
 
-/** The upstream's response headers as the client gets them (length and coding go when the edge may rewrite). */
-function responseHeadersFor(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const inspect = isEventStream(headers['content-type']) || isJson(headers['content-type']);
-  const coding = contentCoding(headers);
-  const decoded = inspect && coding !== 'identity' && coding !== 'unsupported';
-  return clientResponseHeaders(headers, inspect, decoded) as IncomingHttpHeaders;
-}
-
-/** An undici failure as the sink takes it: a timeout (504) or an unreachable upstream (502), and its code. */
+/** An undici failure as the call takes it: a timeout (504) or an unreachable upstream (502), and its code. */
 function failureOf(err: Error): { kind: 'timeout' | 'unreachable'; detail: string } {
   const code = (err as { code?: string }).code;
   const timeout =
@@ -115,14 +94,13 @@ function failureOf(err: Error): { kind: 'timeout' | 'unreachable'; detail: strin
   return { kind: timeout ? 'timeout' : 'unreachable', detail: code ?? err.message };
 }
 
-async function registerProxy(
-  app: Parameters<Upstream['register']>[0],
-  sink: UpstreamSink,
+/** The pools, their counts, and how one exchange goes through them. */
+function exchanges(
   config: EdgeConfig,
   upstream: URL,
   upstreamAuthorization: string | undefined,
   log: Logger,
-): Promise<void> {
+): (call: UpstreamCall) => void {
   const { timeouts, maxConnections, maxStreamConnections } = config.upstream;
   const poolOf = (connections: number) =>
     new Pool(upstream.origin, {
@@ -143,148 +121,90 @@ async function registerProxy(
 
   /**
    * Runs `send` once a call connection is free. A call that found none within upstream.timeouts.queue gets
-   * the 503 of the sink's failure path and is never sent; a client that left stops waiting.
+   * the 503 of the call's failure path and is never sent; a client that left stops waiting.
    */
-  const withCallSlot = (reply: FastifyReply, send: (release: Release) => void) => {
+  const withCallSlot = (call: UpstreamCall, send: (release: Release) => void) => {
     const leave = callSlots.acquire(send, () =>
-      sink.fail(
-        reply,
+      call.fail(
         'capacity',
         `no call connection came free within ${timeouts.queue} ms (upstream.maxConnections: ${maxConnections}, ${callSlots.waiting} waiting)`,
       ),
     );
-    reply.raw.once('close', leave);
+    call.onClose(leave);
   };
 
-  /** A GET stream opens only within its capacity; past it the client gets a 405 at once (getStreamRefusal). */
-  const withStreamSlot = (request: FastifyRequest, reply: FastifyReply, send: (release: Release) => void) => {
+  /** A GET stream opens only within its capacity; past it the client is refused at once. */
+  const withStreamSlot = (call: UpstreamCall, send: (release: Release) => void) => {
     const slot = streamSlots.open();
     if (slot !== undefined) {
       send(slot);
       return;
     }
-    const { tenant, sessionId } = sink.exchange(request);
+    const { tenant, sessionId } = call.exchange;
     log.warn(
       { tenant, session: sessionId, maxStreamConnections },
       'no room for another GET stream; answered 405',
     );
-    sink.respond(reply, getStreamRefusal('total', maxStreamConnections));
+    call.refuse({ kind: 'stream_capacity', limit: maxStreamConnections });
   };
 
   /**
-   * A POST goes straight to the calls' pool: its body is read and judged, and it is never resent (resendDelay), so
-   * nothing of @fastify/reply-from is needed on the path most exchanges take.
+   * Sends the request once (a POST is never resent: resendDelay), or a GET or DELETE once more after a reset
+   * of a stale pooled connection. A POST's connection slot is the pool's again once its answer's body ended;
+   * a GET's or DELETE's when the client's response closes (the relay then ends the upstream request; one
+   * still waiting for headers ends when they come, or at upstream.timeouts.headers).
    */
-  const post = (request: FastifyRequest, reply: FastifyReply) => {
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const exchange = sink.exchange(request);
-    const headers = requestHeadersFor(
-      config,
-      upstream,
-      upstreamAuthorization,
-      exchange,
-      request,
-      request.headers,
-    );
-    headers['content-length'] = String(body.length);
-    headers['content-type'] ??= 'application/json';
-    const url = request.raw.url ?? '';
-    const query = url.indexOf('?');
-    withCallSlot(reply, (release) => {
-      exchange.sent();
-      // undici rethrows what its callback throws, where nothing catches it: the exchange's guard takes it, and
-      // lets go of an answer's body that no one will read.
+  return (call: UpstreamCall) => {
+    const { method, query, body } = call.request;
+    const headers = requestHeadersFor(config, upstream, upstreamAuthorization, call);
+    const sendsBody = method === 'POST' || (method === 'DELETE' && body.length > 0);
+    if (sendsBody) {
+      headers['content-length'] = String(body.length);
+      headers['content-type'] ??= 'application/json';
+    } else headers['content-length'] = undefined; // a length the client claimed for a body not sent
+    const options: Dispatcher.RequestOptions = {
+      path: upstream.pathname + query,
+      method,
+      headers: headers as Record<string, string | string[]>,
+      ...(sendsBody ? { body } : {}),
+    };
+    const pool = method === 'GET' ? streams : calls;
+    const send = (release: Release) => {
+      if (method !== 'POST') call.onClose(release);
+      call.exchange.sent();
+      attempt(0, release);
+    };
+    // undici rethrows what its callback throws, where nothing catches it: the exchange's guard takes it, and
+    // lets go of an answer's body that no one will read.
+    const attempt = (attempts: number, release: Release) => {
       let answer: Readable | undefined;
-      calls.request(
-        {
-          path: query === -1 ? upstream.pathname : upstream.pathname + url.slice(query),
-          method: 'POST',
-          headers: headers as Record<string, string | string[]>,
-          body,
-        },
-        sink.guard(reply, () => answer?.destroy())((err: Error | null, res: Dispatcher.ResponseData) => {
+      pool.request(
+        options,
+        call.guard(() => answer?.destroy())((err: Error | null, res: Dispatcher.ResponseData) => {
           answer = res?.body;
           if (err !== null) {
+            const delay = resendDelay(method, err, attempts);
+            if (delay !== null && call.open) {
+              setTimeout(() => attempt(attempts + 1, release), delay);
+              return;
+            }
             release();
             const failure = failureOf(err);
-            sink.fail(reply, failure.kind, failure.detail);
+            call.fail(failure.kind, failure.detail);
             return;
           }
-          // The connection is the pool's again once the body ended or was destroyed.
-          res.body.once('close', release);
-          try {
-            reply.code(res.statusCode);
-          } catch {
-            // A status Fastify cannot send (reply-from answers it the same way).
-            res.body.destroy();
-            sink.fail(reply, 'unreachable', `the upstream answered with status ${res.statusCode}`);
-            return;
-          }
-          reply.headers(responseHeadersFor(res.headers));
-          sink.deliver(request, reply, {
+          if (method === 'POST') res.body.once('close', release);
+          call.deliver({
             statusCode: res.statusCode,
             headers: res.headers,
-            stream: res.body,
+            body: { kind: 'bytes', stream: res.body },
           });
         }),
       );
-    });
+    };
+    if (method === 'GET') withStreamSlot(call, send);
+    else withCallSlot(call, send);
   };
-  // reply-from takes anything with undici's request(): a GET goes to the streams' pool, a DELETE to the calls'.
-  const byMethod = {
-    request: ((options: Dispatcher.RequestOptions, callback: never) =>
-      (options.method === 'GET' ? streams : calls).request(options, callback)) as Dispatcher['request'],
-  };
-
-  // The POST route is the edge's own: the plugin's per-request destination handling is not needed for it.
-  app.route({ method: 'POST', url: config.listen.path, handler: post });
-  await app.register(httpProxy, {
-    upstream: upstream.origin,
-    prefix: config.listen.path,
-    rewritePrefix: upstream.pathname,
-    routes: ['/'],
-    disableRequestLogging: true,
-    httpMethods: FORWARDED_METHODS.filter((method) => method !== 'POST'),
-    // Our own body reader runs instead of the plugin's raw pass-through parser.
-    preValidation: async () => {},
-    undici: byMethod,
-    handler: (request, reply, dest, replyOptions) => {
-      // The slot is held until the client's response closes, when the relay ends the upstream request (one
-      // still waiting for headers ends when they come, or at upstream.timeouts.headers).
-      const send = (release: Release) => {
-        reply.raw.once('close', release);
-        sink.exchange(request as FastifyRequest).sent();
-        reply.from(dest, replyOptions);
-      };
-      if (request.method === 'GET') withStreamSlot(request as FastifyRequest, reply as FastifyReply, send);
-      else withCallSlot(reply as FastifyReply, send);
-      return reply;
-    },
-    replyOptions: {
-      retryDelay: ({ err, req, attempt }: RetryDetails) => resendDelay(req.method ?? '', err, attempt),
-      rewriteRequestHeaders: (request, headers) =>
-        requestHeadersFor(
-          config,
-          upstream,
-          upstreamAuthorization,
-          sink.exchange(request as FastifyRequest),
-          request as FastifyRequest,
-          headers as IncomingHttpHeaders,
-        ),
-      rewriteHeaders: (headers) => responseHeadersFor(headers as IncomingHttpHeaders),
-      onResponse: (request, reply, res) =>
-        sink.deliver(request as FastifyRequest, reply as FastifyReply, res as unknown as UpstreamResponse),
-      onError: (reply, { error }) => {
-        const timeout = (error as { statusCode?: number }).statusCode === 504;
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        sink.fail(
-          reply as FastifyReply,
-          timeout ? 'timeout' : 'unreachable',
-          cause?.code ?? cause?.message ?? error.message,
-        );
-      },
-    },
-  });
 }
 
 /** Readiness: can a TCP connection to the upstream be opened within the connect timeout? */

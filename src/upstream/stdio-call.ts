@@ -1,6 +1,6 @@
-// What a stdio child's calls are made of: the call a POST waits as, the framing bytes of its SSE answer,
-// and the few messages and bounds the child's routing uses (stdio-child.ts).
-import type { PassThrough } from 'node:stream';
+// What a stdio child's calls are made of: the call a POST waits as, and the few messages and bounds the
+// child's routing uses (stdio-child.ts).
+import { PassThrough } from 'node:stream';
 import { lostResponseMessage } from '../core/errors.js';
 import type { LineEnvelope } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
@@ -15,30 +15,26 @@ export const STDIN_BACKLOG_BYTES = 8 * 1024 * 1024;
  * past this many the child is replaced rather than the edge's memory grown or an id given to another call.
  */
 export const MAX_ABANDONED = 1024;
-export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
-export const JSON_HEADERS = { 'content-type': 'application/json' };
-export const DATA = Buffer.from('data: ');
-export const EVENT_END = Buffer.from('\n\n');
+
+/** A stream of MessageEvents (src/upstream/upstream.ts): what a call's answer, or a session's GET stream, carries. */
+export function messageStream(): PassThrough {
+  return new PassThrough({ objectMode: true });
+}
 
 /** One POST exchange waiting on the child: its requests' ids, and how its answer starts. */
 export interface StdioCall {
   /** Ids (idKey) still unanswered. */
   readonly waiting: Map<string, JsonRpcId>;
   readonly progressTokens: ReadonlySet<string>;
-  /**
-   * The exchange may be answered with a JSON body when its answer comes first: one request, and either
-   * upstream.stdio.jsonResponse or a client that does not accept SSE.
-   */
-  readonly mayAnswerJson: boolean;
   /** Enforce or observe: an oversized line whose id came last can only be forwarded whole in enforce mode. */
   readonly enforce: boolean;
-  /** Starts the answer: status, headers and the body stream go to the relays. */
-  open(statusCode: number, headers: Record<string, string>, stream: PassThrough): void;
+  /** Starts the answer: its messages go on `events`; `firstIsAnswer` says whether the first is an answer. */
+  open(events: PassThrough, firstIsAnswer: boolean): void;
   /** The child could not be started or reached: a 502/504 of the edge (only before open). */
   fail(kind: 'unreachable' | 'timeout', detail: string): void;
   /** Its id or progress token stayed claimed by another call past upstream.stdio.idWait: a 409 (only before open). */
   refuse(detail: string): void;
-  answer?: { sse: boolean; stream: PassThrough };
+  answer?: { stream: PassThrough };
 }
 
 /** The progress token of a notifications/progress line (small: it was held whole). */

@@ -1,10 +1,11 @@
 // The calls waiting on one stdio MCP server (its process: stdio-process.ts). Its stdout is framed into
 // lines (bounded: src/core/stdio-lines.ts), each line routed to the call that asked (by JSON-RPC id, or
 // progress token; which call holds which is src/core/call-owners.ts) or to the session's GET stream
-// (stdio-get-stream.ts); what a call receives is the child's line, byte for byte, as SSE `data:` events or a
-// JSON body. The relays measure and judge it as they would an HTTP upstream's answer. On a tenant's shared
-// child (clients without a session) a message goes only where its id or progress token says, or nowhere.
-import { PassThrough } from 'node:stream';
+// (stdio-get-stream.ts); what a call receives is the child's lines, byte for byte, as message events
+// (MessageEvent): the shell frames them for the client and the relays judge them as they would an HTTP
+// upstream's answer. On a tenant's shared child (clients without a session) a message goes only where its id
+// or progress token says, or nowhere.
+import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { lostResponseMessage } from '../core/errors.js';
@@ -12,12 +13,9 @@ import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lin
 import { idKey } from '../inspect/pending-requests.js';
 import { CallAdmission, type Destination } from './stdio-admission.js';
 import {
-  DATA,
-  EVENT_END,
-  JSON_HEADERS,
   lostOversizedAnswer,
   MAX_ABANDONED,
-  SSE_HEADERS,
+  messageStream,
   STDIN_BACKLOG_BYTES,
   type StdioCall,
   undeliverable,
@@ -26,7 +24,7 @@ import {
 import { stdioProgramName } from './stdio-command.js';
 import { SessionGetStream } from './stdio-get-stream.js';
 import { StdioProcess } from './stdio-process.js';
-import type { UndeliveredReason } from './upstream.js';
+import type { MessageEvent, UndeliveredReason } from './upstream.js';
 
 export interface ChildOptions {
   spec: StdioUpstreamConfig;
@@ -35,8 +33,6 @@ export interface ChildOptions {
   /** The session the child serves, or undefined for a tenant's sessionless pool. */
   sessionId: string | undefined;
   holdBytes: number;
-  /** Headers every answer of this child carries (its session id). */
-  answerHeaders: Record<string, string>;
   onExit(child: StdioChild): void;
   /** The process is running (the command was found and could be executed). */
   onSpawn(): void;
@@ -88,7 +84,7 @@ export class StdioChild {
             waitMs: options.streamWait.ms,
             maxBytes: options.streamWait.bytes,
             flowing: (stream) => this.flowing(stream),
-            forward: (stream, bytes) => this.forward(stream, bytes),
+            forward: (stream, bytes, last) => this.forward(stream, bytes, last),
             drop: (envelope, bytes, reason) => this.undeliverable(envelope, bytes, reason),
             log: options.log,
             fields: { session: options.sessionId, program: stdioProgramName(options.spec.command[0] ?? '') },
@@ -102,6 +98,11 @@ export class StdioChild {
       onSpawn: options.onSpawn,
       onEnd: (detail) => this.ended(detail),
     });
+  }
+
+  /** The session the child serves (issued with its initialize's answer); undefined: a tenant's shared child. */
+  get sessionId(): string | undefined {
+    return this.options.sessionId;
   }
 
   get program(): string {
@@ -178,6 +179,11 @@ export class StdioChild {
     for (const key of keys) this.admission.owners.cancel(key);
   }
 
+  /** The session's GET stream is open (one per session). */
+  get streaming(): boolean {
+    return this.getStream?.open !== undefined;
+  }
+
   /** The session's GET stream: what the child sends that no call asked for. False when one is open already. */
   openGetStream(open: (stream: PassThrough) => void): boolean {
     return this.getStream?.openWith(open) ?? false;
@@ -205,26 +211,18 @@ export class StdioChild {
       call.fail('unreachable', detail);
       return;
     }
-    if (call.answer !== undefined && !call.answer.sse) {
-      call.answer.stream.destroy(new Error(detail));
-      return;
-    }
     const lines = ids.map((id) => Buffer.from(JSON.stringify(lostResponseMessage(id, detail))));
-    if (call.answer === undefined && lines.length === 1 && call.mayAnswerJson) {
-      this.openAnswer(call, false).end(lines[0]);
-      return;
-    }
-    const stream = call.answer?.stream ?? this.openAnswer(call, true);
-    // The child may have died inside a line it was writing to this stream: that event is closed first.
-    if (this.overflow?.stream === stream) this.forward(stream, EVENT_END);
-    for (const line of lines) this.forward(stream, Buffer.concat([DATA, line, EVENT_END]));
+    const stream = call.answer?.stream ?? this.openAnswer(call, lines.length > 0);
+    // The child may have died inside a line it was writing to this stream: that message broke off.
+    if (this.overflow?.stream === stream) this.cut(stream, detail);
+    for (const line of lines) this.forward(stream, line, true);
     if (!stream.destroyed) stream.end();
   }
 
-  private openAnswer(call: StdioCall, sse: boolean): PassThrough {
-    const stream = this.flowing(new PassThrough());
-    call.answer = { sse, stream };
-    call.open(200, { ...(sse ? SSE_HEADERS : JSON_HEADERS), ...this.options.answerHeaders }, stream);
+  private openAnswer(call: StdioCall, firstIsAnswer: boolean): PassThrough {
+    const stream = this.flowing(messageStream());
+    call.answer = { stream };
+    call.open(stream, firstIsAnswer);
     return stream;
   }
 
@@ -250,7 +248,7 @@ export class StdioChild {
         this.overflowStart(event.envelope, event.head);
         return;
       case 'overflow-data':
-        if (this.overflow?.stream !== undefined) this.forward(this.overflow.stream, event.bytes);
+        if (this.overflow?.stream !== undefined) this.forward(this.overflow.stream, event.bytes, false);
         return;
       case 'overflow-end':
         this.overflowEnd(event.envelope, event.totalBytes);
@@ -279,7 +277,7 @@ export class StdioChild {
     if ('call' in destination) {
       const stream = this.eventStart(destination.call, envelope);
       Object.assign(overflow, { decided: true, call: destination.call, stream });
-      this.forward(stream, head);
+      this.forward(stream, head, false);
       overflow.head = new Uint8Array(0);
       return;
     }
@@ -289,8 +287,7 @@ export class StdioChild {
     // past what the edge holds): it is dropped at its end.
     if (stream === undefined) return;
     Object.assign(overflow, { decided: true, stream });
-    this.forward(stream, DATA);
-    this.forward(stream, head);
+    this.forward(stream, head, false);
     overflow.head = new Uint8Array(0);
   }
 
@@ -300,9 +297,10 @@ export class StdioChild {
     if (overflow === undefined) return;
     if (overflow.decided) {
       if (overflow.dropped !== undefined) this.undeliverable(envelope, totalBytes, overflow.dropped);
-      else if (overflow.call === undefined) this.forward(overflow.stream!, EVENT_END);
+      else if (overflow.call === undefined) this.forward(overflow.stream!, new Uint8Array(0), true);
       else {
         this.admission.answeredLate(overflow.call, envelope);
+        this.forward(overflow.stream!, new Uint8Array(0), true);
         this.eventEnd(overflow.call, envelope, overflow.stream!);
       }
       return;
@@ -317,7 +315,7 @@ export class StdioChild {
     const id = envelope.id ?? null;
     const line = call.enforce ? overflow.head : lostOversizedAnswer(id, totalBytes);
     const stream = this.eventStart(call, envelope);
-    this.forward(stream, line);
+    this.forward(stream, line, true);
     this.eventEnd(call, envelope, stream);
   }
 
@@ -329,7 +327,7 @@ export class StdioChild {
     const destination = this.admission.destinationOf(envelope, bytes);
     if ('call' in destination) {
       const stream = this.eventStart(destination.call, envelope);
-      this.forward(stream, bytes);
+      this.forward(stream, bytes, true);
       this.eventEnd(destination.call, envelope, stream);
     } else if ('none' in destination) {
       this.undeliverable(envelope, bytes.length, destination.none);
@@ -353,27 +351,29 @@ export class StdioChild {
     }
   }
 
-  /** Opens (or continues) the call's answer for one message: a JSON body or an SSE event. */
+  /** The call's answer, opened by its first message. */
   private eventStart(call: StdioCall, envelope: LineEnvelope): PassThrough {
-    const isAnswer = envelope.method === undefined;
-    if (call.answer === undefined) {
-      const sse = !(call.mayAnswerJson && isAnswer);
-      const stream = this.openAnswer(call, sse);
-      if (sse) this.forward(stream, DATA);
-      return stream;
-    }
-    if (call.answer.sse) this.forward(call.answer.stream, DATA);
-    return call.answer.stream;
+    return call.answer?.stream ?? this.openAnswer(call, envelope.method === undefined);
   }
 
+  /** A message of the call is complete: its id is answered, and the answer ends with the call's last. */
   private eventEnd(call: StdioCall, envelope: LineEnvelope, stream: PassThrough): void {
-    if (call.answer?.sse) this.forward(stream, EVENT_END);
     if (envelope.method === undefined && envelope.id !== undefined) call.waiting.delete(idKey(envelope.id));
     if (call.waiting.size === 0 && !stream.destroyed) stream.end();
   }
 
-  private forward(stream: PassThrough, bytes: Uint8Array): void {
+  /** A piece of the message in progress on `stream` (`last`: the message is complete after it). */
+  private forward(stream: PassThrough, bytes: Uint8Array, last: boolean): void {
+    this.send(stream, { kind: 'piece', bytes, last });
+  }
+
+  /** The message in progress on `stream` broke off. */
+  private cut(stream: PassThrough, detail: string): void {
+    this.send(stream, { kind: 'cut', detail });
+  }
+
+  private send(stream: PassThrough, event: MessageEvent): void {
     if (stream.destroyed || stream.writableEnded) return;
-    if (!stream.write(bytes)) this.proc.pauseOutput();
+    if (!stream.write(event)) this.proc.pauseOutput();
   }
 }

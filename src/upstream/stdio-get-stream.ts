@@ -4,10 +4,10 @@
 // messages wait here, bounded by upstream.stdio.streamWait and streamWaitBytes, and go out in order when the
 // stream opens. Past either bound a message is dropped through `drop` (a request among them is answered to
 // the child there), counted and logged.
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { LineEnvelope } from '../core/stdio-lines.js';
-import { DATA, EVENT_END } from './stdio-call.js';
+import { messageStream } from './stdio-call.js';
 import type { UndeliveredReason } from './upstream.js';
 
 export interface GetStreamOptions {
@@ -17,8 +17,8 @@ export interface GetStreamOptions {
   maxBytes: number;
   /** A new stream, tied to the child's output flow (a slow reader pauses the child). */
   flowing(stream: PassThrough): PassThrough;
-  /** Writes to a stream under the child's backpressure. */
-  forward(stream: PassThrough, bytes: Uint8Array): void;
+  /** Writes a piece of a message to a stream under the child's backpressure (`last`: the message is complete). */
+  forward(stream: PassThrough, bytes: Uint8Array, last: boolean): void;
   drop(envelope: LineEnvelope, bytes: number, reason: UndeliveredReason): void;
   log: Logger;
   /** The session and program, for the log. */
@@ -40,7 +40,7 @@ export class SessionGetStream {
 
   constructor(private readonly options: GetStreamOptions) {}
 
-  /** The open stream, if any (an oversized message streams straight into it). */
+  /** The open stream of message events, if any (an oversized message streams straight into it). */
   get open(): PassThrough | undefined {
     return this.stream !== undefined && !this.stream.destroyed ? this.stream : undefined;
   }
@@ -48,7 +48,7 @@ export class SessionGetStream {
   /** Opens the stream and sends what waited for it. False when one is open already. */
   openWith(open: (stream: PassThrough) => void): boolean {
     if (this.open !== undefined) return false;
-    const stream = this.options.flowing(new PassThrough());
+    const stream = this.options.flowing(messageStream());
     this.stream = stream;
     stream.once('close', () => {
       if (this.stream === stream) this.stream = undefined;
@@ -97,9 +97,7 @@ export class SessionGetStream {
   }
 
   private write(stream: PassThrough, bytes: Uint8Array): void {
-    this.options.forward(stream, DATA);
-    this.options.forward(stream, bytes);
-    this.options.forward(stream, EVENT_END);
+    this.options.forward(stream, bytes, true);
   }
 
   private arm(): void {

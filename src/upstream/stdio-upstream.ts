@@ -5,12 +5,9 @@
 // rewritten, and where no client may answer or cancel what it cannot be told apart from another's. Answers
 // are the child's lines (stdio-child.ts), handed to the shell's relays like any upstream's.
 import { randomUUID } from 'node:crypto';
-import { type PassThrough, Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
-import { edgeRefusal, idInUseRefusal, processLimitRefusal } from '../core/errors.js';
-import { acceptsEventStream, clientResponseHeaders, headerValue } from '../core/headers.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
@@ -21,7 +18,7 @@ import { StdioChild } from './stdio-child.js';
 import { StdioChildren } from './stdio-children.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
 import { groupGuard } from './stdio-group-guard.js';
-import type { Upstream, UpstreamExchange, UpstreamSink } from './upstream.js';
+import type { Upstream, UpstreamCall, UpstreamEvents, UpstreamExchange, UpstreamKind } from './upstream.js';
 
 /** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
 const UNBOUNDED_HOLD_BYTES = 16 * 1024 * 1024;
@@ -56,6 +53,18 @@ export function processesPerTenant(config: EdgeConfig): number {
   return config.tenancy.resolve.length === 0 ? stdio.maxProcesses : Math.ceil(stdio.maxProcesses / 2);
 }
 
+/** The kind: upstream.stdio; described by its program, never its arguments or environment values. */
+export const stdioKind: UpstreamKind = {
+  configured: (config) => config.upstream.stdio !== undefined,
+  create: (config, log) => stdioUpstream(config, log),
+  describe(config) {
+    const stdio = config.upstream.stdio;
+    if (stdio === undefined) return '';
+    const envNames = Object.keys(stdio.env);
+    return `stdio server "${stdioProgramName(stdio.command[0] ?? '')}" (${stdio.command.length - 1} argument(s); env: ${envNames.length > 0 ? envNames.join(', ') : 'PATH and HOME only'}; one process per session, at most ${stdio.maxProcesses})`;
+  },
+};
+
 export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   if (config.upstream.stdio === undefined) throw new Error('the stdio upstream needs upstream.stdio');
   const spec: StdioUpstreamConfig = config.upstream.stdio;
@@ -67,12 +76,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   let startFailure: string | undefined;
   let closing = false;
   let sweep: NodeJS.Timeout | undefined;
+  let events: UpstreamEvents | undefined;
 
-  function spawnChild(
-    exchange: UpstreamExchange,
-    sessionId: string | undefined,
-    sink: UpstreamSink,
-  ): StdioChild {
+  function spawnChild(exchange: UpstreamExchange, sessionId: string | undefined): StdioChild {
     const hold = exchange.responseHoldBytes ?? UNBOUNDED_HOLD_BYTES;
     const child = new StdioChild({
       spec,
@@ -80,10 +86,9 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       log,
       sessionId,
       holdBytes: hold,
-      answerHeaders: sessionId !== undefined ? { 'mcp-session-id': sessionId } : {},
       idWaitMs: spec.idWait,
       streamWait: { ms: spec.streamWait, bytes: spec.streamWaitBytes },
-      onUndelivered: (reason) => sink.undelivered(exchange.tenant, reason),
+      onUndelivered: (reason) => events?.undelivered(exchange.tenant, reason),
       onSpawn: () => {
         startFailure = undefined;
       },
@@ -124,23 +129,68 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     }
   }
 
+  /** The session's child (the shell's session rules have checked it is live and the tenant's). */
+  const sessionChild = (sessionId: string, tenant: string): StdioChild | undefined => {
+    const session = sessions.get(sessionId);
+    return session !== undefined && session.tenant === tenant && session.child.alive
+      ? session.child
+      : undefined;
+  };
+
   const upstream: StdioUpstream = {
     label: `stdio:${program}`,
     publicName: `stdio:${program}`,
-    async register(app, sink) {
-      app.route({
-        method: ['POST', 'GET', 'DELETE'],
-        url: config.listen.path,
-        handler: async (request, reply) => {
-          handle(request, reply, sink);
-          return reply;
-        },
-      });
-      app.addHook('onClose', async () => upstream.close());
+    sessions: {
+      has: (sessionId, tenant) => sessionChild(sessionId, tenant) !== undefined,
+      streaming: (sessionId) => sessions.get(sessionId)?.child.streaming ?? false,
+      sharedWithoutSession: true,
+      roomFor(exchange) {
+        if (!exchange.initializes && children.pool(exchange.tenant)?.alive) return undefined;
+        if (closing) return 'closing';
+        return children.boundFor(exchange.tenant);
+      },
+    },
+    start(reported) {
+      events = reported;
       const timeouts = [spec.idleTimeout, spec.idleTimeoutBeforeFirstRequest].filter((ms) => ms > 0);
       if (timeouts.length > 0) {
         sweep = setInterval(endIdle, Math.min(5000, Math.max(50, Math.min(...timeouts) / 4)));
         sweep.unref();
+      }
+    },
+    handle(call) {
+      const { exchange, request } = call;
+      const sessionId = exchange.sessionId;
+      let lines: Uint8Array[] = [];
+      if (request.method === 'POST') {
+        // Before any child is spawned for it: a body that is not JSON-RPC lines is refused.
+        const split = splitTopLevel(request.body);
+        if (!split.ok) {
+          call.refuse({ kind: 'malformed', detail: `The request body is not JSON-RPC: ${split.error}` });
+          return;
+        }
+        lines = bodyAsLines(request.body, split.spans);
+      }
+      if (sessionId === undefined) {
+        // Only a POST comes without a session (the shell's session rules answered the others).
+        const pooled = exchange.initializes ? undefined : children.pool(exchange.tenant);
+        const child = pooled?.alive
+          ? pooled
+          : spawnChild(exchange, exchange.initializes ? randomUUID() : undefined);
+        post(call, child, lines);
+        return;
+      }
+      const child = sessionChild(sessionId, exchange.tenant);
+      // The shell's session rules answered an unknown session: none reaches here.
+      if (child === undefined) throw new Error(`stdio session ${sessionId} reached the upstream unknown`);
+      const answerHeaders = { 'mcp-session-id': sessionId };
+      if (request.method === 'POST') post(call, child, lines);
+      else if (request.method === 'DELETE') {
+        children.forgetSession(sessionId);
+        void child.stop('the client ended its session (DELETE)');
+        deliverNothing(call, 200, answerHeaders);
+      } else {
+        child.openGetStream((events) => deliverMessages(call, answerHeaders, events, false));
       }
     },
     send(sessionId, message) {
@@ -165,173 +215,75 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     },
   };
 
-  function deliver(
-    sink: UpstreamSink,
-    request: FastifyRequest,
-    reply: FastifyReply,
-    statusCode: number,
+  /** An answer without a body (a notification taken, a session ended). */
+  function deliverNothing(call: UpstreamCall, statusCode: number, headers: Record<string, string>): void {
+    call.exchange.sent();
+    call.deliver({ statusCode, headers, body: { kind: 'bytes', stream: Readable.from([]) } });
+  }
+
+  /** An answer of the child's messages, which the shell frames for the client. */
+  function deliverMessages(
+    call: UpstreamCall,
     headers: Record<string, string>,
-    stream: Readable,
+    events: Readable,
+    firstIsAnswer: boolean,
   ): void {
-    sink.exchange(request).sent();
-    const clientHeaders = clientResponseHeaders(headers, true, false) as Record<string, string>;
-    reply.code(statusCode).headers(clientHeaders);
-    sink.deliver(request, reply, { statusCode, headers: clientHeaders, stream });
+    call.exchange.sent();
+    call.deliver({
+      statusCode: 200,
+      headers,
+      body: { kind: 'messages', events, firstIsAnswer, preferJson: spec.jsonResponse },
+    });
   }
 
-  function notFound(sink: UpstreamSink, reply: FastifyReply, sessionId: string): void {
-    sink.respond(
-      reply,
-      edgeRefusal(
-        404,
-        'invalid_request',
-        `Session not found: ${sessionId} is not a session of this MCP server (it ended, or never was); initialize again`,
-      ),
-    );
-  }
-
-  /** The child a request goes to, or undefined when the edge has answered it already. */
-  function childFor(
-    reply: FastifyReply,
-    sink: UpstreamSink,
-    exchange: UpstreamExchange,
-    sessionId: string | undefined,
-    initialize: boolean,
-  ): StdioChild | undefined {
-    if (sessionId !== undefined) {
-      const session = sessions.get(sessionId);
-      // A session belongs to the tenant that opened it: another tenant never reaches its child.
-      if (session === undefined || session.tenant !== exchange.tenant || !session.child.alive) {
-        notFound(sink, reply, sessionId);
-        return undefined;
-      }
-      return session.child;
-    }
-    const pooled = initialize ? undefined : children.pool(exchange.tenant);
-    if (pooled?.alive) return pooled;
-    if (closing) {
-      sink.respond(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
-      return undefined;
-    }
-    const bound = children.boundFor(exchange.tenant);
-    if (bound !== undefined) {
-      const ids = exchange.requestIds;
-      const id = ids.length === 1 ? (ids[0] ?? null) : null;
-      log.warn(
-        { tenant: exchange.tenant, program, bound: `upstream.stdio.${bound.key}`, limit: bound.limit },
-        'stdio: no room for another MCP server process',
-      );
-      sink.respond(reply, processLimitRefusal(id, bound));
-      return undefined;
-    }
-    return spawnChild(exchange, initialize ? randomUUID() : undefined, sink);
-  }
-
-  function handle(request: FastifyRequest, reply: FastifyReply, sink: UpstreamSink): void {
-    const exchange = sink.exchange(request);
-    const sessionId = headerValue(request.headers, 'mcp-session-id');
-    if (request.method === 'GET' || request.method === 'DELETE') {
-      if (sessionId === undefined) {
-        sink.respond(
-          reply,
-          edgeRefusal(
-            405,
-            'method_not_allowed',
-            `${request.method} needs an Mcp-Session-Id: without a session there is no stream to open or end`,
-            null,
-            { allow: 'POST' },
-          ),
-        );
-        return;
-      }
-      const child = childFor(reply, sink, exchange, sessionId, false);
-      if (child === undefined) return;
-      if (request.method === 'DELETE') {
-        children.forgetSession(sessionId);
-        void child.stop('the client ended its session (DELETE)');
-        deliver(sink, request, reply, 200, { 'mcp-session-id': sessionId }, Readable.from([]));
-        return;
-      }
-      const opened = child.openGetStream((stream) =>
-        deliver(
-          sink,
-          request,
-          reply,
-          200,
-          { 'content-type': 'text/event-stream', 'mcp-session-id': sessionId },
-          stream,
-        ),
-      );
-      if (!opened) {
-        sink.respond(
-          reply,
-          edgeRefusal(409, 'invalid_request', 'Conflict: this session has a GET stream open already'),
-        );
-      }
-      return;
-    }
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const split = splitTopLevel(body);
-    if (!split.ok) {
-      sink.respond(
-        reply,
-        edgeRefusal(400, 'invalid_request', `The request body is not JSON-RPC: ${split.error}`),
-      );
-      return;
-    }
+  /** A POST's lines to the child; a call waits for their answers. */
+  function post(call: UpstreamCall, child: StdioChild, lines: Uint8Array[]): void {
+    const { exchange } = call;
+    const sessionId = exchange.sessionId;
     const ids = exchange.requestIds;
-    const initialize = exchange.initializes;
     const routing = exchange.routing;
-    if (sessionId === undefined && !initialize && (routing.answersServer || routing.cancelled.length > 0)) {
-      refuseUnattributable(sink, reply, exchange, routing);
-      return;
-    }
-    const child = childFor(reply, sink, exchange, sessionId, initialize);
-    if (child === undefined) return;
     if (sessionId !== undefined && ids.length > 0) {
       const session = sessions.get(sessionId);
       if (session !== undefined) session.used = true;
     }
     if (!child.acceptsInput) {
-      sink.fail(reply, 'timeout', `the MCP server (${program}) is not reading its input`);
+      call.fail('timeout', `the MCP server (${program}) is not reading its input`);
       return;
     }
     child.setHoldBytes(exchange.responseHoldBytes ?? UNBOUNDED_HOLD_BYTES);
-    const lines = bodyAsLines(body, split.spans);
     exchange.sent();
+    // An initialize's answer issues the session of the child it spawned.
     const answerHeaders: Record<string, string> =
-      sessionId !== undefined ? { 'mcp-session-id': sessionId } : {};
+      child.sessionId !== undefined ? { 'mcp-session-id': child.sessionId } : {};
     if (ids.length === 0) {
       child.write(lines);
       child.cancelled(routing.cancelled);
-      deliver(sink, request, reply, 202, answerHeaders, Readable.from([]));
+      deliverNothing(call, 202, answerHeaders);
       return;
     }
-    const call = newCall(sink, request, reply, exchange, ids, routing, () => children.answered(child));
+    const stdioCall = newCall(call, answerHeaders, ids, routing, () => children.answered(child));
     const timeoutMs = config.upstream.timeouts.headers;
     const timer =
       timeoutMs > 0
         ? setTimeout(() => {
-            if (call.answer !== undefined) return;
-            child.abandon(call);
-            call.fail(
+            if (stdioCall.answer !== undefined) return;
+            child.abandon(stdioCall);
+            stdioCall.fail(
               'timeout',
               `the MCP server (${program}) did not answer within ${timeoutMs} ms (upstream.timeouts.headers)`,
             );
           }, timeoutMs)
         : undefined;
-    reply.raw.once('close', () => {
+    call.onClose(() => {
       clearTimeout(timer);
-      if (call.waiting.size > 0) child.abandon(call);
+      if (stdioCall.waiting.size > 0) child.abandon(stdioCall);
     });
-    child.start(call, lines);
+    child.start(stdioCall, lines);
   }
 
   function newCall(
-    sink: UpstreamSink,
-    request: FastifyRequest,
-    reply: FastifyReply,
-    exchange: UpstreamExchange,
+    call: UpstreamCall,
+    answerHeaders: Record<string, string>,
     ids: readonly JsonRpcId[],
     routing: BodyRouting,
     onAnswer: () => void,
@@ -340,47 +292,18 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     return {
       waiting,
       progressTokens: routing.progressTokens,
-      mayAnswerJson:
-        ids.length === 1 &&
-        (spec.jsonResponse || !acceptsEventStream(headerValue(request.headers, 'accept'))),
-      enforce: exchange.enforced,
-      open: (statusCode, headers, stream: PassThrough) => {
+      enforce: call.exchange.enforced,
+      open: (events, firstIsAnswer) => {
         onAnswer();
-        deliver(sink, request, reply, statusCode, headers, stream);
+        deliverMessages(call, answerHeaders, events, firstIsAnswer);
       },
       fail: (kind, detail) => {
-        if (!reply.sent && !reply.raw.destroyed) sink.fail(reply, kind, detail);
+        if (call.open) call.fail(kind, detail);
       },
       refuse: (detail) => {
-        if (!reply.sent && !reply.raw.destroyed)
-          sink.respond(reply, idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, detail));
+        if (call.open) call.refuse({ kind: 'id_in_use', detail });
       },
     };
-  }
-
-  /**
-   * A client without a session answers a server request or cancels a request: on the tenant's shared child
-   * the edge cannot tell whose request that is (any client of the tenant may use any id), so it refuses.
-   * Protocol 2026-07-28 has no server-to-client requests, and cancels a request by closing its stream.
-   */
-  function refuseUnattributable(
-    sink: UpstreamSink,
-    reply: FastifyReply,
-    exchange: UpstreamExchange,
-    routing: BodyRouting,
-  ): void {
-    const what = routing.answersServer
-      ? 'answers a request of the MCP server'
-      : 'cancels a request with notifications/cancelled';
-    log.warn({ tenant: exchange.tenant, program }, `stdio: a request without a session ${what}; refused`);
-    sink.respond(
-      reply,
-      edgeRefusal(
-        400,
-        'invalid_request',
-        `This request ${what}, but it carries no Mcp-Session-Id: clients without a session share one MCP server process per tenant, and mcp-edge cannot tell whose request that is, so none may answer or cancel one (close the request's stream to cancel it; initialize a session to answer server requests)`,
-      ),
-    );
   }
 
   return upstream;

@@ -14,41 +14,30 @@ import { startV1Server } from '../support/sdk-v1-server.js';
 const { track } = trackHandles();
 
 /** An upstream reached with fetch: POST, GET and DELETE on the endpoint go to `target`, answers are streamed back. */
-function fetchUpstream(target: string, path: string): Upstream & { exchanges: number } {
-  const self = {
+function fetchUpstream(target: string): Upstream & { exchanges: number } {
+  const self: Upstream & { exchanges: number } = {
     label: 'fetch-upstream',
     publicName: 'fetch-upstream',
     exchanges: 0,
-    async register(app: Parameters<Upstream['register']>[0], sink: Parameters<Upstream['register']>[1]) {
-      app.route({
-        method: ['POST', 'GET', 'DELETE'],
-        url: path,
-        handler: async (request, reply) => {
-          self.exchanges++;
-          const headers: Record<string, string> = {};
-          for (const name of ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version']) {
-            const value = request.headers[name];
-            if (typeof value === 'string') headers[name] = value;
-          }
-          try {
-            const res = await fetch(target, {
-              method: request.method,
-              headers,
-              ...(request.method === 'POST' ? { body: request.body as Buffer } : {}),
-            });
-            const responseHeaders: Record<string, string> = {};
-            res.headers.forEach((value, name) => {
-              if (name !== 'content-length' && name !== 'transfer-encoding') responseHeaders[name] = value;
-            });
-            reply.code(res.status).headers(responseHeaders);
-            const stream = res.body ? Readable.fromWeb(res.body as never) : Readable.from([]);
-            sink.deliver(request, reply, { statusCode: res.status, headers: responseHeaders, stream });
-          } catch (err) {
-            sink.fail(reply, 'unreachable', String(err));
-          }
-          return reply;
+    handle(call) {
+      self.exchanges++;
+      const { method, headers: clientHeaders, body } = call.request;
+      const headers: Record<string, string> = {};
+      for (const name of ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version']) {
+        const value = clientHeaders[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      fetch(target, { method, headers, ...(method === 'POST' ? { body } : {}) }).then(
+        (res) => {
+          const responseHeaders: Record<string, string> = {};
+          res.headers.forEach((value, name) => {
+            if (name !== 'content-length' && name !== 'transfer-encoding') responseHeaders[name] = value;
+          });
+          const stream = res.body ? Readable.fromWeb(res.body as never) : Readable.from([]);
+          call.deliver({ statusCode: res.status, headers: responseHeaders, body: { kind: 'bytes', stream } });
         },
-      });
+        (err: unknown) => call.fail('unreachable', String(err)),
+      );
     },
     send() {},
     ready: async () => true,
@@ -66,7 +55,7 @@ describe('the upstream seam', () => {
       'limits: { response: { maxMessageBytes: 64KiB } }',
     ].join('\n');
     const { config } = parseConfigText(yaml, 'seam.yaml', {});
-    const upstream = fetchUpstream(server.url, '/mcp');
+    const upstream = fetchUpstream(server.url);
     const edge = await createEdgeServer(config, { logger: createLogger('silent'), upstream });
     track({ close: () => edge.close() });
     const url = `${await edge.listen()}/mcp`;

@@ -103,33 +103,24 @@ describe('an exception while serving one exchange', () => {
       pushDefect: () => streaming?.push({ not: 'bytes' }),
       send() {},
       ready: async () => true,
-      async register(app, sink) {
-        app.route({
-          method: 'POST',
-          url: '/mcp',
-          handler: async (request, reply) => {
-            const defect = request.headers['x-defect'];
-            if (defect === 'header') {
-              const stream = Readable.from([Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}')]);
-              released.push(stream);
-              reply.code(200).headers({ 'content-type': 'application/json', 'x-trace': 'a\u0001b' });
-              sink.deliver(request, reply, { statusCode: 200, headers: JSON_TYPE, stream });
-            } else if (defect === 'chunk') {
-              // The defect comes once the client has the first event (pushDefect).
-              streaming = new Readable({ objectMode: true, read() {} });
-              streaming.push(
-                Buffer.from('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/x"}\n\n'),
-              );
-              reply.code(200).headers(SSE_TYPE);
-              sink.deliver(request, reply, { statusCode: 200, headers: SSE_TYPE, stream: streaming });
-            } else {
-              reply.code(200).headers(JSON_TYPE);
-              const stream = Readable.from([Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}')]);
-              sink.deliver(request, reply, { statusCode: 200, headers: JSON_TYPE, stream });
-            }
-            return reply;
-          },
-        });
+      handle(call) {
+        const defect = call.request.headers['x-defect'];
+        if (defect === 'header') {
+          const stream = Readable.from([Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}')]);
+          released.push(stream);
+          const headers = { 'content-type': 'application/json', 'x-trace': 'a\u0001b' };
+          call.deliver({ statusCode: 200, headers, body: { kind: 'bytes', stream } });
+        } else if (defect === 'chunk') {
+          // The defect comes once the client has the first event (pushDefect).
+          streaming = new Readable({ objectMode: true, read() {} });
+          streaming.push(
+            Buffer.from('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/x"}\n\n'),
+          );
+          call.deliver({ statusCode: 200, headers: SSE_TYPE, body: { kind: 'bytes', stream: streaming } });
+        } else {
+          const stream = Readable.from([Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}')]);
+          call.deliver({ statusCode: 200, headers: JSON_TYPE, body: { kind: 'bytes', stream } });
+        }
       },
     };
   }

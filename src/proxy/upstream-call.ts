@@ -1,0 +1,143 @@
+// The MCP endpoint's routes, for every kind of upstream: an admitted exchange, its body read and judged, is
+// checked against the session rules (session-rules.ts) and handed to the Upstream as an UpstreamCall. What
+// the upstream answers comes back here: its status and client-facing headers set, its body (framed by
+// message-framing.ts when it is messages) to the response relay, a failure or a refusal answered through
+// respondLocally. Everything an upstream hands the shell runs in its callbacks, outside Fastify's
+// try/catch: guarded.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type EdgeHttpError, edgeRefusal, getStreamRefusal, idInUseRefusal } from '../core/errors.js';
+import { guardWith } from '../core/guard.js';
+import { clientResponseHeaders, contentCoding, isEventStream, isJson } from '../core/headers.js';
+import {
+  FORWARDED_METHODS,
+  type ForwardedMethod,
+  type UpstreamCall,
+  type UpstreamExchange,
+  type UpstreamRefusal,
+} from '../upstream/upstream.js';
+import { ClientResponse } from './client-response.js';
+import { type EdgeContext, exchangeOf } from './edge-context.js';
+import { upstreamView } from './exchange.js';
+import { endedByEdge } from './local-reply.js';
+import { answersAsJson, framedAnswer } from './message-framing.js';
+import { type ByteAnswer, relayResponse, upstreamFailed } from './response-relay.js';
+import { sessionRuleAnswer } from './session-rules.js';
+
+export interface McpRouteOptions {
+  respond(reply: FastifyReply, answer: EdgeHttpError): void;
+  /** What the onSend hooks would add to an answer (CORS, OAuth), for a response a relay writes itself. */
+  decorate(request: FastifyRequest, reply: FastifyReply): void;
+}
+
+/** The upstream's response headers as the client gets them (length and coding go when the edge may rewrite). */
+export function clientHeadersOf(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const inspect = isEventStream(headers['content-type']) || isJson(headers['content-type']);
+  const coding = contentCoding(headers);
+  const decoded = inspect && coding !== 'identity' && coding !== 'unsupported';
+  return clientResponseHeaders(headers, inspect, decoded) as IncomingHttpHeaders;
+}
+
+/** A refusal of the upstream's, worded by the errors table. */
+function refusalAnswer(refusal: UpstreamRefusal, exchange: UpstreamExchange): EdgeHttpError {
+  if (refusal.kind === 'stream_capacity') return getStreamRefusal('total', refusal.limit);
+  if (refusal.kind === 'malformed') return edgeRefusal(400, 'invalid_request', refusal.detail);
+  const ids = exchange.requestIds;
+  return idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, refusal.detail);
+}
+
+export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, options: McpRouteOptions): void {
+  const { upstream } = ctx;
+  const { respond } = options;
+
+  /**
+   * The relays write the client's response themselves: before its status line, the reply's status and
+   * headers (the upstream's, rewritten) and what the onSend hooks would add go onto the raw response, and
+   * Fastify lets go of it.
+   */
+  const clientOf = (request: FastifyRequest, reply: FastifyReply, release?: () => void) =>
+    new ClientResponse(reply.raw, request.method, request.log, {
+      beforeStart: () => {
+        options.decorate(request, reply);
+        reply.hijack();
+        const raw = reply.raw;
+        raw.statusCode = reply.statusCode;
+        const headers = reply.getHeaders();
+        for (const name of Object.keys(headers)) {
+          const value = headers[name];
+          if (value !== undefined) raw.setHeader(name, value);
+        }
+      },
+      answeredElsewhere: () => reply.sent,
+      onFailure: () => {
+        if (request.exchange !== undefined) endedByEdge(request.exchange, 'edge_failure');
+        // The edge answers on the raw response from here; Fastify must not send too.
+        reply.hijack();
+        release?.();
+      },
+    });
+
+  const callOf = (request: FastifyRequest, reply: FastifyReply, view: UpstreamExchange): UpstreamCall => {
+    const url = request.raw.url ?? '';
+    const query = url.indexOf('?');
+    const fail: UpstreamCall['fail'] = (kind, detail) => {
+      const client = clientOf(request, reply);
+      client.guard(() => upstreamFailed(ctx, request.exchange, client, kind, detail))();
+    };
+    return {
+      request: {
+        method: request.method as ForwardedMethod,
+        query: query === -1 ? '' : url.slice(query),
+        headers: request.headers,
+        peer: request.socket.remoteAddress,
+        body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+      },
+      exchange: view,
+      deliver(response) {
+        const { statusCode, headers, body } = response;
+        const answer: ByteAnswer =
+          body.kind === 'bytes'
+            ? { statusCode, headers, stream: body.stream }
+            : framedAnswer(
+                statusCode,
+                headers,
+                body,
+                answersAsJson(body, view.requestIds.length, request.headers),
+              );
+        try {
+          reply.code(statusCode);
+        } catch {
+          // A status Fastify cannot send.
+          answer.stream.destroy();
+          fail('unreachable', `the upstream answered with status ${statusCode}`);
+          return;
+        }
+        reply.headers(clientHeadersOf(answer.headers as IncomingHttpHeaders));
+        const client = clientOf(request, reply, () => answer.stream.destroy());
+        client.guard(() => relayResponse(ctx, exchangeOf(request), client, answer))();
+      },
+      fail,
+      refuse: (refusal) => respond(reply, refusalAnswer(refusal, view)),
+      guard: (release) => guardWith((err) => clientOf(request, reply, release).fail(err)),
+      onClose: (listener) => reply.raw.once('close', listener),
+      get open() {
+        return !reply.sent && !reply.raw.destroyed;
+      },
+    };
+  };
+
+  app.route({
+    method: [...FORWARDED_METHODS],
+    url: ctx.config.listen.path,
+    handler: (request, reply) => {
+      const view = upstreamView(exchangeOf(request));
+      const sessions = upstream.sessions;
+      const answer =
+        sessions === undefined
+          ? undefined
+          : sessionRuleAnswer(sessions, request.method as ForwardedMethod, view, request.log, upstream.label);
+      if (answer !== undefined) respond(reply, answer);
+      else upstream.handle(callOf(request, reply, view));
+    },
+  });
+}
