@@ -9,6 +9,7 @@ import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { lostResponseMessage } from '../core/errors.js';
+import { asError, guardWith } from '../core/guard.js';
 import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lines.js';
 import { idKey } from '../inspect/pending-requests.js';
 import { CallAdmission, type Destination } from './stdio-admission.js';
@@ -64,6 +65,8 @@ export class StdioChild {
       }
     | undefined;
   private exited: string | undefined;
+  /** Routing its output threw: nothing more of it is routed. */
+  private broken = false;
   private stopping = false;
   lastActivity = Date.now();
 
@@ -94,7 +97,9 @@ export class StdioChild {
       env: options.env,
       log: options.log,
       sessionId: options.sessionId,
-      onStdout: (chunk) => this.onStdout(chunk),
+      // The child's output serves every call it has: what routing it throws cannot end one exchange, so it
+      // ends the child (its calls get errors for their ids, see ended) and never the process.
+      onStdout: guardWith((err) => this.failed(err))((chunk: Buffer) => this.onStdout(chunk)),
       onSpawn: options.onSpawn,
       onEnd: (detail) => this.ended(detail),
     });
@@ -195,6 +200,16 @@ export class StdioChild {
     await this.proc.stop(reason);
   }
 
+  /** What the edge threw while routing the child's output: logged with its stack; the child is replaced. */
+  private failed(err: unknown): void {
+    this.broken = true;
+    this.options.log.error(
+      { err: asError(err), pid: this.pid, program: this.program, session: this.sessionId },
+      "mcp-edge failed routing an MCP server's output; that server is ended, its calls get errors, the edge serves on",
+    );
+    if (this.alive) void this.stop('mcp-edge failed routing its output');
+  }
+
   private ended(detail: string): void {
     if (this.exited !== undefined) return;
     this.exited = detail;
@@ -235,6 +250,7 @@ export class StdioChild {
   }
 
   private onStdout(chunk: Buffer): void {
+    if (this.broken) return; // what follows a failure is not routed: the child is being ended
     this.lastActivity = Date.now();
     for (const event of this.framer.push(chunk)) this.onLine(event);
   }
