@@ -29,8 +29,10 @@ import { EdgeError } from './edge-error.js';
 import { runtimeOf, upstreamView } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
 import { filterChainOf } from './filters/chosen.js';
+import type { ExchangeFilter } from './filters/exchange-filter.js';
 import { getAnsweredByEdge } from './get-streams.js';
 import { endedByEdge, replyWriter, respondLocally } from './local-reply.js';
+import { filterRequest } from './request-filters.js';
 import { relayResponse, upstreamFailed } from './response-relay.js';
 import { SilenceWatch } from './silence-watch.js';
 import { registerOAuthRoutes } from './well-known.js';
@@ -43,6 +45,8 @@ export interface EdgeServerOptions {
   metrics?: EdgeMetrics;
   /** Where exchanges go; by default the HTTP upstream of `upstream.url`. */
   upstream?: Upstream;
+  /** Filters of the embedding program's own, run after the edge's (filters/chosen.ts). */
+  filters?: readonly ExchangeFilter[];
 }
 
 export interface EdgeServer {
@@ -60,7 +64,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   const ctx: EdgeContext = {
     config,
     log,
-    filters: filterChainOf(config, options.metrics),
+    filters: filterChainOf({ config, metrics: options.metrics, log }, options.filters),
     sessions: new SessionStore(),
     streams,
     upstream,
@@ -229,6 +233,12 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   app.addContentTypeParser('*', (request, payload, done) => {
     const body = { exchange: request.exchange, headers: request.headers, sendContinue: request.sendContinue };
     readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
+  });
+
+  // The filters' request hook: after the body is read and judged (none for GET, DELETE), before the upstream.
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.exchange === undefined) done();
+    else filterRequest(ctx, request.exchange, (refusal) => done(refusal));
   });
 
   /** Guards a listener of a response that has closed: nothing is left to answer; what it throws is logged. */
