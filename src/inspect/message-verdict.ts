@@ -16,7 +16,6 @@ import type {
   MessageSubject,
 } from '../core/types.js';
 import { type HostNaming, hostOfRequest } from '../hosts/host-identity.js';
-import { judgeHostBudget } from '../hosts/host-judge.js';
 import type { AnsweredRequests } from './answered-requests.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
@@ -45,6 +44,8 @@ export interface JudgeContext extends HostNaming {
   remember: ((id: JsonRpcId, subject: MessageSubject) => void) | undefined;
   /** The checks each message goes through, in order: the exchange's filters' (the ceilings filter's table). */
   checks: readonly MessageCheck[];
+  /** The checks of an answer the ceilings let on, read whole (the host-budgets filter's); none when unset. */
+  answerChecks?: readonly AnswerCheck[] | undefined;
   /** Told what became of each message judged in this direction (the filters' responseMessage hook). */
   judged?: ((message: JudgedMessage) => void) | undefined;
 }
@@ -129,6 +130,19 @@ export interface CheckedMessage {
 
 /** A check of one message: the ceiling it crossed, or undefined. A message is refused by the first that trips. */
 export type MessageCheck = (ctx: JudgeContext, message: CheckedMessage) => LimitViolation | undefined;
+
+/**
+ * A check of a result from the upstream that its ceilings let on, read whole: its measurement and, on demand,
+ * its value. Returns the error that replaces it (the check has reported what it saw to ctx.observer), or
+ * undefined to let it on.
+ */
+export type AnswerCheck = (
+  ctx: JudgeContext,
+  subject: MessageSubject,
+  id: JsonRpcId | undefined,
+  measurement: MessageMeasurement,
+  value: () => unknown,
+) => JsonRpcErrorMessage | undefined;
 
 /** request.maxMessageBytes / response.maxMessageBytes of the message's subject. */
 export const messageSizeCheck: MessageCheck = (ctx, message) => {
@@ -309,12 +323,14 @@ function judgeHeld(
   rememberRequest(ctx, c.kind, c.id, own);
   const checked: CheckedMessage = { kind: c.kind, id: c.id, subject, bytes, bytesIsLowerBound: false };
   let verdict = verdictFor(ctx, checked);
-  if (verdict.action === 'forward' && answersToolCall && c.kind === 'result' && ctx.hosts !== undefined) {
-    const replacement = judgeHostBudget(ctx.hosts, value, measurement, subject, c.id, (o) =>
-      ctx.observer.hostBudget?.(o),
-    );
-    if (replacement !== undefined)
+  const answerChecks = ctx.answerChecks;
+  if (verdict.action === 'forward' && c.kind === 'result' && ctx.direction === 'response' && answerChecks) {
+    for (const check of answerChecks) {
+      const replacement = check(ctx, subject, c.id, measurement, value);
+      if (replacement === undefined) continue;
       verdict = { action: 'replace', replacement, violation: undefined, subject };
+      break;
+    }
   }
   tellJudged(ctx, checked, verdict);
   return verdict;

@@ -8,7 +8,7 @@ import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/
 import type { HostJudgeContext } from '../hosts/host-judge.js';
 import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
 import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
-import type { JudgeContext, JudgedMessage, MessageCheck } from '../inspect/message-verdict.js';
+import type { AnswerCheck, JudgeContext, JudgedMessage, MessageCheck } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
 import { PendingRequests } from '../inspect/pending-requests.js';
 import type { RequestMessage } from '../inspect/request-body.js';
@@ -72,6 +72,7 @@ export function holdBounds(
 export interface ExchangeFilters {
   observers(tenant: string): InspectionObserver[];
   readonly checks: readonly MessageCheck[];
+  readonly answerChecks: readonly AnswerCheck[];
   readonly responseMessage: ((exchange: Exchange, message: JudgedMessage) => void) | undefined;
 }
 
@@ -201,6 +202,7 @@ export function judgeContext(
           }
         : undefined,
     checks: exchange.filters.checks,
+    answerChecks: exchange.filters.answerChecks,
     judged: hook !== undefined ? (message: JudgedMessage) => hook(exchange, message) : undefined,
   };
 }

@@ -6,6 +6,7 @@ import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import { ceilingsFilter } from './ceilings.js';
 import { type ExchangeFilter, FilterChain } from './exchange-filter.js';
 import { exchangeLogFilter } from './exchange-log.js';
+import { hostBudgetsFilter } from './host-budgets.js';
 import { metricsFilter } from './metrics-filter.js';
 import { paginationBoundFilter } from './pagination-bound.js';
 
@@ -22,6 +23,7 @@ export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter
   return new FilterChain(
     [
       ceilingsFilter(),
+      hostBudgetsFilter(),
       paginationBoundFilter(),
       ...(metrics !== undefined ? [metricsFilter(metrics)] : []),
       exchangeLogFilter(),

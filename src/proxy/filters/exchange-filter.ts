@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { EdgeHttpError } from '../../core/errors.js';
 import type { Outcome } from '../../core/outcome.js';
-import type { JudgedMessage, MessageCheck } from '../../inspect/message-verdict.js';
+import type { AnswerCheck, JudgedMessage, MessageCheck } from '../../inspect/message-verdict.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
 import type { RequestMessage } from '../../inspect/request-body.js';
 import type { SessionState } from '../../inspect/session-store.js';
@@ -73,6 +73,11 @@ export interface ExchangeFilter {
    */
   readonly checks?: readonly MessageCheck[];
   /**
+   * Checks of each result from the upstream that the checks above let on, read whole (its measurement, its
+   * value on demand): the error that replaces it, or nothing (host budgets).
+   */
+  readonly answerChecks?: readonly AnswerCheck[];
+  /**
    * The exchange's request, read and judged (every message within its ceilings), before it goes upstream: an
    * answer refuses the whole exchange (a quota's 429 with Retry-After, the pagination bound), with the
    * request's id in it. Called for every admitted exchange (no messages for a GET or DELETE).
@@ -95,7 +100,7 @@ export interface ExchangeFilter {
   end?(exchange: Exchange, ending: ExchangeEnding): void;
 }
 
-type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks'>;
+type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks'>;
 
 const OBSERVER_METHODS = [
   'message',
@@ -116,6 +121,7 @@ export class FilterChain implements ExchangeFilters {
   readonly #guardedObservers = new WeakMap<InspectionObserver, InspectionObserver>();
   /** Every filter's checks, in filter order. */
   readonly checks: readonly MessageCheck[];
+  readonly answerChecks: readonly AnswerCheck[];
   /** The per-event hook, or undefined when no filter counts events (the relay then skips the call). */
   readonly streamEvent: ((exchange: Exchange) => void) | undefined;
   /** The per-message hook, or undefined when no filter watches messages towards the client. */
@@ -125,6 +131,7 @@ export class FilterChain implements ExchangeFilters {
     this.#filters = filters;
     this.#log = log;
     this.checks = filters.flatMap((f) => f.checks ?? []);
+    this.answerChecks = filters.flatMap((f) => f.answerChecks ?? []);
     this.streamEvent = this.#combined('streamEvent');
     this.responseMessage = this.#combined('responseMessage');
   }
