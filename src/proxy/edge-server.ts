@@ -238,7 +238,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   // The filters' request hook: after the body is read and judged (none for GET, DELETE), before the upstream.
   app.addHook('preHandler', (request, _reply, done) => {
     if (request.exchange === undefined) done();
-    else filterRequest(ctx, request.exchange, (refusal) => done(refusal));
+    else filterRequest(ctx, request.exchange, request.headers, (refusal) => done(refusal));
   });
 
   /** Guards a listener of a response that has closed: nothing is left to answer; what it throws is logged. */

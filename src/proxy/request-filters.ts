@@ -1,6 +1,7 @@
 // The filters' request hook as a stage: once an admitted exchange's body is read and judged (a GET or DELETE
 // has none), before anything of it goes upstream, the filters may refuse it whole (a quota, the pagination
 // bound) or set headers on its upstream request (a traceparent).
+import type { IncomingHttpHeaders } from 'node:http';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import type { Exchange } from './exchange.js';
@@ -12,11 +13,13 @@ const NO_MESSAGES = { messages: [], batch: false } as const;
 export function filterRequest(
   ctx: Pick<EdgeContext, 'filters' | 'sessions'>,
   exchange: Exchange,
+  headers: IncomingHttpHeaders,
   done: (refusal: EdgeError | undefined) => void,
 ): void {
   const judged = exchange.request ?? NO_MESSAGES;
   const sessionId = exchange.sessionId;
   const request: ExchangeRequest = {
+    headers,
     messages: judged.messages,
     batch: judged.batch,
     bytes: exchange.requestBytes,

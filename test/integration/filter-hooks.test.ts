@@ -104,11 +104,14 @@ describe('the request hook', () => {
 describe('a header a filter sets on the upstream request', () => {
   it('reaches a real upstream in place of the client header of that name', async () => {
     const upstream = track(await sizedUpstream('json'));
-    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const clientTrace = '00-0af7651916cd43dd8448eb211c80319c-2222222222222222-01';
+    const edgeSpan = 'b7ad6b7169203331';
     const tracing: ExchangeFilter = {
       name: 'test-trace',
       request(_exchange, request) {
-        request.setUpstreamHeader('Traceparent', traceparent);
+        // The client's trace continues, with the edge's span as the upstream request's parent.
+        const [version, traceId, , flags] = String(request.headers.traceparent).split('-');
+        request.setUpstreamHeader('Traceparent', `${version}-${traceId}-${edgeSpan}-${flags}`);
         return undefined;
       },
     };
@@ -117,7 +120,7 @@ describe('a header a filter sets on the upstream request', () => {
       method: 'POST',
       headers: {
         ...MCP_POST_HEADERS,
-        traceparent: '00-11111111111111111111111111111111-2222222222222222-01',
+        traceparent: clientTrace,
       },
       body: call(1, 'cheap'),
     });
@@ -125,7 +128,7 @@ describe('a header a filter sets on the upstream request', () => {
     await res.arrayBuffer();
     expect(upstream.received).toHaveLength(1);
     const headers = upstream.received[0]!.headers;
-    expect(headers.traceparent).toBe(traceparent);
+    expect(headers.traceparent).toBe(`00-0af7651916cd43dd8448eb211c80319c-${edgeSpan}-01`);
     // Sent once, whatever the client sent under that name.
     expect(
       upstream.received[0]!.rawHeaders.filter((name) => name.toLowerCase() === 'traceparent'),

@@ -17,6 +17,7 @@ import { capturedLog } from '../support/start-edge.js';
 const { config } = parseConfigText('upstream: { url: http://127.0.0.1:3000/mcp }', 'edge.yaml', {});
 const runtime = runtimeOf(config);
 const request: ExchangeRequest = {
+  headers: {},
   messages: [],
   batch: false,
   bytes: 0,

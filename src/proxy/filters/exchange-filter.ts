@@ -4,6 +4,7 @@
 // an answer of the edge's own (sent by respondLocally); its checks judge each complete message (the edge turns
 // the ceiling a check names into forward, replace or drop); otherwise filters watch. A filter that throws is
 // logged under its name and the exchange goes on: only admit's and request's returned answers refuse.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { EdgeHttpError } from '../../core/errors.js';
 import type { Outcome } from '../../core/outcome.js';
@@ -24,6 +25,8 @@ export interface AdmissionFacts {
 
 /** An admitted exchange's request, read and judged, before anything of it goes upstream. */
 export interface ExchangeRequest {
+  /** The client's request headers as received (a traceparent, MCP-Protocol-Version); credentials among them. */
+  readonly headers: IncomingHttpHeaders;
   /** Its JSON-RPC messages in order (none for a GET or DELETE). */
   readonly messages: readonly RequestMessage[];
   /** The body was a JSON array (a batch), admitted or refused whole. */
