@@ -320,6 +320,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     },
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);
+      ctx.filters.reload(next);
       oauth.replace(next);
       cors.replace(next);
     },

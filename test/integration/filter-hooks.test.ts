@@ -1,13 +1,14 @@
 // The exchange filter chain's hooks through a real edge: a filter that refuses a request before it goes
 // upstream, one that sets a header on the upstream request, one that watches what became of each answer, and
 // one that throws (logged under its name; the exchange goes on).
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { edgeRefusal } from '../../src/core/errors.js';
 import type { JudgedMessage } from '../../src/inspect/message-verdict.js';
 import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { jsonReply, parseJsonBody, sseEvent, sseReply, startRawUpstream } from '../support/raw-upstream.js';
-import { startTestEdge } from '../support/start-edge.js';
+import { startTestEdge, testEdgeYaml } from '../support/start-edge.js';
 
 const { track } = trackHandles();
 
@@ -264,5 +265,28 @@ describe('a filter that throws', () => {
       status: 200,
       outcome: 'forwarded',
     });
+  });
+});
+
+describe('the reload hook', () => {
+  it('hands a filter the reloaded config; a reload that fails does not reach it', async () => {
+    const upstream = track(await sizedUpstream('json'));
+    const pages: number[] = [];
+    const watcher: ExchangeFilter = {
+      name: 'test-reload',
+      reload: (config) => void pages.push(config.pagination.maxPagesPerListing),
+    };
+    const edge = track(
+      await startTestEdge(upstream.url, 'pagination: { maxPagesPerListing: 10 }', {
+        fromFile: true,
+        filters: [watcher],
+      }),
+    );
+    writeFileSync(edge.configFile!, testEdgeYaml(upstream.url, 'pagination: { maxPagesPerListing: 20 }'));
+    // The file watcher may have reloaded it first: then this reload finds the file unchanged.
+    expect(await edge.reload()).toMatchObject({ ok: true });
+    writeFileSync(edge.configFile!, testEdgeYaml(upstream.url, 'pagination: { maxPagesPerListing: lots }'));
+    expect(await edge.reload()).toMatchObject({ ok: false });
+    expect(pages).toEqual([20]);
   });
 });

@@ -6,6 +6,7 @@
 // logged under its name and the exchange goes on: only admit's and request's returned answers refuse.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
+import type { EdgeConfig } from '../../config/schema.js';
 import type { EdgeHttpError } from '../../core/errors.js';
 import type { Outcome } from '../../core/outcome.js';
 import type { AnswerCheck, JudgedMessage, MessageCheck } from '../../inspect/message-verdict.js';
@@ -101,6 +102,11 @@ export interface ExchangeFilter {
   undelivered?(tenant: string, reason: UndeliveredReason): void;
   /** The exchange ended, however it ended: called once, when its response closed. */
   end?(exchange: Exchange, ending: ExchangeEnding): void;
+  /**
+   * The config was reloaded: a filter with state (a quota's counters, an exporter) takes its new section
+   * here; exchanges in flight keep what they started with (Exchange.runtime).
+   */
+  reload?(config: EdgeConfig): void;
 }
 
 type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks'>;
@@ -284,5 +290,9 @@ export class FilterChain implements ExchangeFilters {
 
   end(exchange: Exchange, ending: ExchangeEnding): void {
     this.#each('end', (filter) => filter.end?.(exchange, ending));
+  }
+
+  reload(config: EdgeConfig): void {
+    this.#each('reload', (filter) => filter.reload?.(config));
   }
 }
