@@ -145,6 +145,11 @@ export function startExchange(
     userAgentProduct: userAgentProduct(userAgent),
     initializedHost: undefined,
     hostJudge: { hosts: runtime.hosts, tenant, observeOnly: mode === 'observe' },
+    // Set by later stages; present from the start, so every exchange keeps one shape.
+    bodyRouting: undefined,
+    request: undefined,
+    upstreamHeaders: undefined,
+    upstream: undefined,
   };
 }
 
@@ -259,9 +264,7 @@ export function upstreamView(exchange: Exchange): UpstreamExchange {
   const requests = exchange.pending.entries();
   exchange.upstream = {
     tenant: exchange.tenant,
-    get sessionId() {
-      return exchange.sessionId;
-    },
+    sessionId: exchange.sessionId,
     enforced: exchange.mode === 'enforce',
     requestIds: requests.map(([id]) => id),
     initializes: requests.some(([, subject]) => subject.method === 'initialize'),

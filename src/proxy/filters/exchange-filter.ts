@@ -15,6 +15,7 @@ import type { RequestMessage } from '../../inspect/request-body.js';
 import type { SessionState } from '../../inspect/session-store.js';
 import type { UndeliveredReason } from '../../upstream/upstream.js';
 import type { Exchange, ExchangeFilters } from '../exchange.js';
+import { guardedObserver } from './guarded-observer.js';
 
 /** What admission learned beside the tenant. */
 export interface AdmissionFacts {
@@ -111,17 +112,6 @@ export interface ExchangeFilter {
 
 type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks'>;
 
-const OBSERVER_METHODS = [
-  'message',
-  'limitExceeded',
-  'ceilingMeasured',
-  'unparsable',
-  'toolsListed',
-  'toolsDescribed',
-  'toolAnswered',
-  'hostBudget',
-] as const satisfies readonly (keyof InspectionObserver)[];
-
 /** The filters of an edge, in order. */
 export class FilterChain implements ExchangeFilters {
   readonly #filters: readonly ExchangeFilter[];
@@ -141,8 +131,8 @@ export class FilterChain implements ExchangeFilters {
     this.#log = log;
     this.checks = filters.flatMap((f) => f.checks ?? []);
     this.answerChecks = filters.flatMap((f) => f.answerChecks ?? []);
-    this.streamEvent = this.#combined('streamEvent');
-    this.responseMessage = this.#combined('responseMessage');
+    this.streamEvent = this.#streamEventHook();
+    this.responseMessage = this.#responseMessageHook();
   }
 
   /** The filter's throw, logged with its name and hook; the exchange goes on. */
@@ -150,22 +140,34 @@ export class FilterChain implements ExchangeFilters {
     this.#log.error({ err, filter: filter.name, hook }, 'an exchange filter failed; the exchange goes on');
   }
 
-  /** A per-message hook as one function over the filters that have it (undefined when none has). */
-  #combined<H extends 'streamEvent' | 'responseMessage'>(
-    hook: H,
-  ): NonNullable<ExchangeFilter[H]> | undefined {
-    const having = this.#filters.filter((f) => f[hook] !== undefined);
+  /** The streamEvent hook over the filters that have it (undefined when none has): it runs per SSE event. */
+  #streamEventHook(): ((exchange: Exchange) => void) | undefined {
+    const having = this.#filters.filter((f) => f.streamEvent !== undefined);
     if (having.length === 0) return undefined;
-    const run = (...args: unknown[]) => {
+    return (exchange) => {
       for (const filter of having) {
         try {
-          (filter[hook] as (...a: unknown[]) => void).apply(filter, args);
+          filter.streamEvent?.(exchange);
         } catch (err) {
-          this.#failed(filter, hook, err);
+          this.#failed(filter, 'streamEvent', err);
         }
       }
     };
-    return run as NonNullable<ExchangeFilter[H]>;
+  }
+
+  /** The responseMessage hook over the filters that have it (undefined when none has): it runs per message. */
+  #responseMessageHook(): ((exchange: Exchange, message: JudgedMessage) => void) | undefined {
+    const having = this.#filters.filter((f) => f.responseMessage !== undefined);
+    if (having.length === 0) return undefined;
+    return (exchange, message) => {
+      for (const filter of having) {
+        try {
+          filter.responseMessage?.(exchange, message);
+        } catch (err) {
+          this.#failed(filter, 'responseMessage', err);
+        }
+      }
+    };
   }
 
   /** Runs `call` for each filter with `hook`; a throw is logged and the next filter runs. */
@@ -235,9 +237,14 @@ export class FilterChain implements ExchangeFilters {
   /** The observers the filters put on an exchange of this tenant. */
   observers(tenant: string): InspectionObserver[] {
     const observers: InspectionObserver[] = [];
-    this.#each('observe', (filter) => {
-      for (const observer of filter.observe?.(tenant) ?? []) observers.push(this.#guarded(filter, observer));
-    });
+    for (const filter of this.#filters) {
+      if (filter.observe === undefined) continue;
+      try {
+        for (const observer of filter.observe(tenant)) observers.push(this.#guarded(filter, observer));
+      } catch (err) {
+        this.#failed(filter, 'observe', err);
+      }
+    }
     return observers;
   }
 
@@ -245,25 +252,20 @@ export class FilterChain implements ExchangeFilters {
   #guarded(filter: ExchangeFilter, observer: InspectionObserver): InspectionObserver {
     let guarded = this.#guardedObservers.get(observer);
     if (guarded !== undefined) return guarded;
-    const wrapped: Record<string, unknown> = {};
-    for (const method of OBSERVER_METHODS) {
-      const fn = observer[method] as ((...args: unknown[]) => void) | undefined;
-      if (fn === undefined) continue;
-      wrapped[method] = (...args: unknown[]) => {
-        try {
-          fn.apply(observer, args);
-        } catch (err) {
-          this.#failed(filter, `observe.${method}`, err);
-        }
-      };
-    }
-    guarded = wrapped as unknown as InspectionObserver;
+    guarded = guardedObserver(observer, (method, err) => this.#failed(filter, `observe.${method}`, err));
     this.#guardedObservers.set(observer, guarded);
     return guarded;
   }
 
   upstreamAnswered(exchange: Exchange, status: number, seconds: number): void {
-    this.#each('upstreamAnswered', (filter) => filter.upstreamAnswered?.(exchange, status, seconds));
+    for (const filter of this.#filters) {
+      if (filter.upstreamAnswered === undefined) continue;
+      try {
+        filter.upstreamAnswered(exchange, status, seconds);
+      } catch (err) {
+        this.#failed(filter, 'upstreamAnswered', err);
+      }
+    }
   }
 
   /** Tells the filters a stream opened; the returned function tells them it closed. */
@@ -289,7 +291,14 @@ export class FilterChain implements ExchangeFilters {
   }
 
   end(exchange: Exchange, ending: ExchangeEnding): void {
-    this.#each('end', (filter) => filter.end?.(exchange, ending));
+    for (const filter of this.#filters) {
+      if (filter.end === undefined) continue;
+      try {
+        filter.end(exchange, ending);
+      } catch (err) {
+        this.#failed(filter, 'end', err);
+      }
+    }
   }
 
   reload(config: EdgeConfig): void {
