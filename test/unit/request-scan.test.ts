@@ -142,7 +142,8 @@ function judgedByParsing(ctx: JudgeContext, bytes: Uint8Array): Outcome {
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
       refusal = refused(requestRefusal(verdict.violation));
     const params = isRecord(message.value) ? message.value.params : undefined;
-    if (message.kind === 'request' && message.id !== undefined && message.method?.endsWith('/list'))
+    // The listings the pagination bound counts: the four paginated methods (a mutated "esources/list" is none).
+    if (message.kind === 'request' && message.id !== undefined && PAGINATED_METHODS.has(message.method ?? ''))
       listings.push({
         id: message.id,
         method: message.method,
