@@ -12,6 +12,8 @@ import { type JudgeContext, judgeMessage } from '../src/inspect/message-verdict.
 import type { InspectionObserver } from '../src/inspect/observer.js';
 import { PendingRequests } from '../src/inspect/pending-requests.js';
 import { createEdgeMetrics } from '../src/metrics/edge-metrics.js';
+import { CEILING_CHECKS } from '../src/proxy/filters/ceilings.js';
+import { hostBudgetCheck } from '../src/proxy/filters/host-budgets.js';
 
 const NOOP: InspectionObserver = { message() {}, limitExceeded() {}, unparsable() {}, hostBudget() {} };
 const LIMITS = { maxEntries: 1_000_000, maxBytes: 1 << 30, ttlMs: 3_600_000 };
@@ -48,6 +50,8 @@ function judgeContext(
     answered: pending,
     answeredInSession: undefined,
     remember: undefined,
+    checks: CEILING_CHECKS,
+    answerChecks: [hostBudgetCheck],
     hosts: hosts === undefined ? undefined : { hosts, tenant: 'default' },
   };
 }

@@ -13,6 +13,7 @@ import { type FileWatch, watchFile } from './config/watch-file.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
+import type { ExchangeFilter } from './proxy/filters/exchange-filter.js';
 import { upstreamOf } from './upstream/select.js';
 import type { Upstream } from './upstream/upstream.js';
 
@@ -135,7 +136,8 @@ export function hostDecidesResourceWarning(config: EdgeConfig): string | undefin
 export async function startEdge(
   loaded: LoadedConfig,
   logger?: Logger,
-  options: { watch?: boolean } = {},
+  /** filters: an embedding program's own exchange filters, run after the edge's. */
+  options: { watch?: boolean; filters?: readonly ExchangeFilter[] } = {},
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
@@ -148,7 +150,12 @@ export async function startEdge(
         toolLabels: config.metrics.toolLabels,
       })
     : undefined;
-  const edge = await createEdgeServer(config, { logger: log, upstream, ...(metrics ? { metrics } : {}) });
+  const edge = await createEdgeServer(config, {
+    logger: log,
+    upstream,
+    ...(metrics ? { metrics } : {}),
+    ...(options.filters ? { filters: options.filters } : {}),
+  });
 
   // The metrics listener first: once the MCP listener is up (and has said so), nothing else can fail.
   let metricsServer: { url: string; close(): Promise<void> } | undefined;

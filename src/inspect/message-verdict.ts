@@ -16,7 +16,6 @@ import type {
   MessageSubject,
 } from '../core/types.js';
 import { type HostNaming, hostOfRequest } from '../hosts/host-identity.js';
-import { judgeHostBudget } from '../hosts/host-judge.js';
 import type { AnsweredRequests } from './answered-requests.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
@@ -43,10 +42,39 @@ export interface JudgeContext extends HostNaming {
   answeredBefore?: AnsweredRequests | undefined;
   /** Where requests seen in this direction are remembered, so their answers can be attributed. */
   remember: ((id: JsonRpcId, subject: MessageSubject) => void) | undefined;
+  /** The checks each message goes through, in order: the exchange's filters' (the ceilings filter's table). */
+  checks: readonly MessageCheck[];
+  /** The checks of an answer the ceilings let on, read whole (the host-budgets filter's); none when unset. */
+  answerChecks?: readonly AnswerCheck[] | undefined;
+  /** Told what became of each message judged in this direction (the filters' responseMessage hook). */
+  judged?: ((message: JudgedMessage) => void) | undefined;
+}
+
+/** What became of a judged message: as the upstream sent it, replaced by the edge's error, dropped with a notice, or forwarded over its ceiling in observe mode. */
+export type MessageFate = 'forwarded' | 'replaced' | 'dropped' | 'observed_over';
+
+/** One judged message and its fate, as the filters see it (never its content). */
+export interface JudgedMessage {
+  kind: MessageKind;
+  id: JsonRpcId | undefined;
+  /** What it is about: for an answer, the request it answers (method, tool). */
+  subject: MessageSubject;
+  fate: MessageFate;
+  /** Its bytes as sent (a lower bound when it was too large to hold). */
+  bytes: number;
+  bytesIsLowerBound: boolean;
+  /** The bytes the receiver got for it: `bytes` when forwarded, the edge's error when replaced, 0 when dropped. */
+  deliveredBytes: number;
+  /** The ceiling it crossed, if one did (undefined for a host budget's replacement). */
+  violation: LimitViolation | undefined;
 }
 
 export type Verdict =
-  | { action: 'forward' }
+  | {
+      action: 'forward';
+      /** Observe mode: the ceiling it crossed, counted but not enforced. */
+      observedOver?: LimitViolation;
+    }
   | {
       action: 'replace';
       replacement: JsonRpcErrorMessage;
@@ -103,6 +131,19 @@ export interface CheckedMessage {
 /** A check of one message: the ceiling it crossed, or undefined. A message is refused by the first that trips. */
 export type MessageCheck = (ctx: JudgeContext, message: CheckedMessage) => LimitViolation | undefined;
 
+/**
+ * A check of a result from the upstream that its ceilings let on, read whole: its measurement and, on demand,
+ * its value. Returns the error that replaces it (the check has reported what it saw to ctx.observer), or
+ * undefined to let it on.
+ */
+export type AnswerCheck = (
+  ctx: JudgeContext,
+  subject: MessageSubject,
+  id: JsonRpcId | undefined,
+  measurement: MessageMeasurement,
+  value: () => unknown,
+) => JsonRpcErrorMessage | undefined;
+
 /** request.maxMessageBytes / response.maxMessageBytes of the message's subject. */
 export const messageSizeCheck: MessageCheck = (ctx, message) => {
   const limits = resolveLimits(ctx.policy, {
@@ -131,20 +172,17 @@ export const messageSizeCheck: MessageCheck = (ctx, message) => {
   };
 };
 
-/** Every check a message goes through, in order. A new check on messages is added here. */
-export const MESSAGE_CHECKS: readonly MessageCheck[] = [messageSizeCheck];
-
 /** The first check the message trips, counted and turned into what happens to it (enforce) or forwarded (observe). */
 function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
   let violation: LimitViolation | undefined;
-  for (const check of MESSAGE_CHECKS) {
+  for (const check of ctx.checks) {
     violation = check(ctx, message);
     if (violation !== undefined) break;
   }
   if (violation === undefined) return FORWARD;
   if (ctx.mode === 'observe') {
     ctx.observer.limitExceeded(violation, 'observed');
-    return FORWARD;
+    return { action: 'forward', observedOver: violation };
   }
   ctx.observer.limitExceeded(violation, 'rejected');
   const { kind } = message;
@@ -163,6 +201,33 @@ function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
     violation,
     subject: message.subject,
   };
+}
+
+/** Tells the context's listener what became of a message (nothing is built when no one listens). */
+function tellJudged(ctx: JudgeContext, message: CheckedMessage, verdict: Verdict): void {
+  if (ctx.judged === undefined) return;
+  let fate: MessageFate;
+  let deliveredBytes: number;
+  if (verdict.action === 'replace') {
+    fate = 'replaced';
+    deliveredBytes = Buffer.byteLength(JSON.stringify(verdict.replacement));
+  } else if (verdict.action === 'drop') {
+    fate = 'dropped';
+    deliveredBytes = 0;
+  } else {
+    fate = verdict.observedOver !== undefined ? 'observed_over' : 'forwarded';
+    deliveredBytes = message.bytes;
+  }
+  ctx.judged({
+    kind: message.kind,
+    id: message.id,
+    subject: message.subject,
+    fate,
+    bytes: message.bytes,
+    bytesIsLowerBound: message.bytesIsLowerBound,
+    deliveredBytes,
+    violation: verdict.action === 'forward' ? verdict.observedOver : verdict.violation,
+  });
 }
 
 function rememberRequest(
@@ -256,15 +321,19 @@ function judgeHeld(
     if (ctx.observer.toolsDescribed !== undefined) ctx.observer.toolsDescribed(describedTools(listing));
   }
   rememberRequest(ctx, c.kind, c.id, own);
-  const verdict = verdictFor(ctx, { kind: c.kind, id: c.id, subject, bytes, bytesIsLowerBound: false });
-  if (verdict.action !== 'forward' || !answersToolCall || c.kind !== 'result' || ctx.hosts === undefined)
-    return verdict;
-  const replacement = judgeHostBudget(ctx.hosts, value, measurement, subject, c.id, (o) =>
-    ctx.observer.hostBudget?.(o),
-  );
-  return replacement === undefined
-    ? verdict
-    : { action: 'replace', replacement, violation: undefined, subject };
+  const checked: CheckedMessage = { kind: c.kind, id: c.id, subject, bytes, bytesIsLowerBound: false };
+  let verdict = verdictFor(ctx, checked);
+  const answerChecks = ctx.answerChecks;
+  if (verdict.action === 'forward' && c.kind === 'result' && ctx.direction === 'response' && answerChecks) {
+    for (const check of answerChecks) {
+      const replacement = check(ctx, subject, c.id, measurement, value);
+      if (replacement === undefined) continue;
+      verdict = { action: 'replace', replacement, violation: undefined, subject };
+      break;
+    }
+  }
+  tellJudged(ctx, checked, verdict);
+  return verdict;
 }
 
 /** What a streaming scan of an oversized message could tell without holding it. */
@@ -318,5 +387,8 @@ export function judgeOversized(
   };
   ctx.observer.message(ctx.direction, measurement, subject);
   rememberRequest(ctx, kind, id, own);
-  return verdictFor(ctx, { kind, id, subject, bytes: observedBytes, bytesIsLowerBound: lowerBound });
+  const checked: CheckedMessage = { kind, id, subject, bytes: observedBytes, bytesIsLowerBound: lowerBound };
+  const verdict = verdictFor(ctx, checked);
+  tellJudged(ctx, checked, verdict);
+  return verdict;
 }

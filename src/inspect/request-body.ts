@@ -5,17 +5,29 @@ import { type EdgeHttpError, edgeRefusal, parseErrorRefusal, requestRefusal } fr
 import { type Classified, parseJsonRpcBody } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
-import type { JsonRpcId, LimitName, LimitViolation, MessageSubject } from '../core/types.js';
+import type { JsonRpcId, LimitName, LimitViolation, MessageKind, MessageSubject } from '../core/types.js';
 import { type BodyRouting, bodyRouting } from './body-routing.js';
 import { type JudgeContext, judgeScannedMessage } from './message-verdict.js';
-import { PAGINATED_METHODS } from './pagination-guard.js';
+
+/** One message of a request body as the filters see it (src/proxy/filters): never its arguments. */
+export interface RequestMessage {
+  kind: MessageKind;
+  id: JsonRpcId | undefined;
+  method: string | undefined;
+  /** The tool of a tools/call. */
+  tool: string | undefined;
+  /** Its bytes as the client sent them. */
+  bytes: number;
+  /** It carries params.cursor: the next page of a listing. */
+  continues: boolean;
+}
 
 export type RequestBodyVerdict =
   | {
       ok: true;
       batch: boolean;
-      /** Requests for paginated lists, for the pagination guard. */
-      listings: { id: JsonRpcId; method: string; continues: boolean }[];
+      /** Its messages in order, each judged within its ceilings. */
+      messages: RequestMessage[];
       /** What a stdio upstream routes by. */
       routing: BodyRouting;
     }
@@ -135,17 +147,22 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
   }
 
-  const listings: { id: JsonRpcId; method: string; continues: boolean }[] = [];
+  const judged: RequestMessage[] = [];
   let refusal: EdgeHttpError | undefined;
   for (const message of messages) {
     const verdict = judgeScannedMessage(ctx, message);
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
       refusal = requestRefusal(verdict.violation);
-    const { kind, id, method } = message.classified;
-    if (kind === 'request' && id !== undefined && method !== undefined && PAGINATED_METHODS.has(method)) {
-      listings.push({ id, method, continues: message.params?.hasCursor === true });
-    }
+    const { kind, id, method, tool } = message.classified;
+    judged.push({
+      kind,
+      id,
+      method,
+      tool,
+      bytes: message.bytes.length,
+      continues: message.params?.hasCursor === true,
+    });
   }
   if (refusal !== undefined) return { ok: false, refusal };
-  return { ok: true, batch: scanned.batch, listings, routing: bodyRouting(messages) };
+  return { ok: true, batch: scanned.batch, messages: judged, routing: bodyRouting(messages) };
 }

@@ -51,13 +51,7 @@ export function admit(
 ): Admission | Promise<Admission> {
   const sessionId = headerValue(request.headers, 'mcp-session-id');
   const begin = (tenant: string) =>
-    startExchange(
-      runtime,
-      tenant,
-      sessionId,
-      ctx.filters.observers(tenant),
-      headerValue(request.headers, 'user-agent'),
-    );
+    startExchange(runtime, tenant, sessionId, ctx.filters, headerValue(request.headers, 'user-agent'));
   /** The filters see every exchange; one not refused yet may be refused by them (a quota). */
   const decide = (
     exchange: Exchange,

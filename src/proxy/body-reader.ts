@@ -4,12 +4,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
-import { edgeFailure, edgeRefusal, paginationBoundAnswer, requestRefusal } from '../core/errors.js';
+import { edgeFailure, edgeRefusal, requestRefusal } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
 import { headerValue, isJson } from '../core/headers.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
-import { pageOverBound } from '../inspect/pagination-guard.js';
 import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
@@ -209,7 +208,10 @@ export function readBoundedBody(
   );
 }
 
-/** Judges a whole body: undefined when it goes upstream, else the refusal. */
+/**
+ * Judges a whole body: undefined when it may go on (the filters' request hook is asked next, request-filters.ts),
+ * else the refusal.
+ */
 function judgedBody(
   ctx: Pick<EdgeContext, 'sessions'>,
   exchange: Exchange,
@@ -219,14 +221,6 @@ function judgedBody(
   const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
   if (!verdict.ok) return new EdgeError(verdict.refusal);
   exchange.bodyRouting = verdict.routing;
-  const listing = verdict.listings.length === 1 && !verdict.batch ? verdict.listings[0] : undefined;
-  const session = exchange.sessionId !== undefined ? ctx.sessions.known(exchange.sessionId) : undefined;
-  if (listing !== undefined && session !== undefined) {
-    const bound = exchange.runtime.maxPagesPerListing;
-    const page = pageOverBound(session.pages, listing, bound);
-    if (page !== undefined) {
-      return new EdgeError(paginationBoundAnswer(listing.id, listing.method, page, bound));
-    }
-  }
+  exchange.request = { messages: verdict.messages, batch: verdict.batch };
   return undefined;
 }

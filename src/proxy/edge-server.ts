@@ -28,8 +28,10 @@ import { EdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
 import { filterChainOf } from './filters/chosen.js';
+import type { ExchangeFilter } from './filters/exchange-filter.js';
 import { getAnsweredByEdge } from './get-streams.js';
 import { replyWriter, respondLocally } from './local-reply.js';
+import { filterRequest } from './request-filters.js';
 import { SilenceWatch } from './silence-watch.js';
 import { registerMcpRoutes } from './upstream-call.js';
 import { registerOAuthRoutes } from './well-known.js';
@@ -42,6 +44,8 @@ export interface EdgeServerOptions {
   metrics?: EdgeMetrics;
   /** Where exchanges go; by default the HTTP upstream of `upstream.url`. */
   upstream?: Upstream;
+  /** Filters of the embedding program's own, run after the edge's (filters/chosen.ts). */
+  filters?: readonly ExchangeFilter[];
 }
 
 export interface EdgeServer {
@@ -59,7 +63,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   const ctx: EdgeContext = {
     config,
     log,
-    filters: filterChainOf(config, options.metrics),
+    filters: filterChainOf({ config, metrics: options.metrics, log }, options.filters),
     sessions: new SessionStore(),
     streams,
     upstream,
@@ -230,6 +234,12 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
   });
 
+  // The filters' request hook: after the body is read and judged (none for GET, DELETE), before the upstream.
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.exchange === undefined) done();
+    else filterRequest(ctx, request.exchange, request.headers, (refusal) => done(refusal));
+  });
+
   /** Guards a listener of a response that has closed: nothing is left to answer; what it throws is logged. */
   const afterClose = (request: FastifyRequest) =>
     guardWith((err) =>
@@ -278,6 +288,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     },
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);
+      ctx.filters.reload(next);
       oauth.replace(next);
       cors.replace(next);
     },

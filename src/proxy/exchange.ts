@@ -8,9 +8,10 @@ import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/
 import type { HostJudgeContext } from '../hosts/host-judge.js';
 import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
 import { type BodyRouting, bodyRouting } from '../inspect/body-routing.js';
-import type { JudgeContext } from '../inspect/message-verdict.js';
+import type { AnswerCheck, JudgeContext, JudgedMessage, MessageCheck } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
 import { PendingRequests } from '../inspect/pending-requests.js';
+import type { RequestMessage } from '../inspect/request-body.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import { TenantResolver } from '../tenancy/tenant-resolver.js';
 import { TrustedProxies } from '../tenancy/trusted-peers.js';
@@ -64,15 +65,30 @@ export function holdBounds(
   return bounds;
 }
 
+/**
+ * What the filter chain gives each exchange (FilterChain in filters/exchange-filter.ts, which imports this
+ * file): the observers of its messages, the checks they go through, and the hook told what became of each.
+ */
+export interface ExchangeFilters {
+  observers(tenant: string): InspectionObserver[];
+  readonly checks: readonly MessageCheck[];
+  readonly answerChecks: readonly AnswerCheck[];
+  readonly responseMessage: ((exchange: Exchange, message: JudgedMessage) => void) | undefined;
+}
+
 export interface Exchange {
   runtime: EdgeRuntime;
+  /** The filters it started with. */
+  filters: ExchangeFilters;
   tenant: string;
   mode: LimitMode;
   sessionId: string | undefined;
-  /** Requests in this exchange's body, waiting for answers on its response. */
+  /**
+   * The one record of which of this exchange's requests still wait for an answer, oldest first: remembered
+   * when its body is judged, taken when an answer is judged (the session keeps its own copy once the upstream
+   * accepts it, for answers on other streams).
+   */
   pending: PendingRequests;
-  /** Their ids in order (a JSON answer too large to read is answered for these). */
-  waiting: JsonRpcId[];
   summary: ExchangeSummary;
   observer: InspectionObserver;
   startedAt: bigint;
@@ -91,6 +107,12 @@ export interface Exchange {
   hostJudge: HostJudgeContext;
   /** What the request body routes by on a stdio child, read when the body was judged. */
   bodyRouting?: BodyRouting | undefined;
+  /** Its body's messages, once judged (none for a GET or DELETE): what the filters' request hook sees. */
+  request?: { messages: readonly RequestMessage[]; batch: boolean } | undefined;
+  /** Headers the filters set on the request as it goes upstream (a traceparent). */
+  upstreamHeaders?: Record<string, string> | undefined;
+  /** The exchange as the upstream sees it, built once, when the upstream first asks (upstreamView). */
+  upstream?: UpstreamExchange | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -100,20 +122,20 @@ export function startExchange(
   runtime: EdgeRuntime,
   tenant: string,
   sessionId: string | undefined,
-  observers: InspectionObserver[],
+  filters: ExchangeFilters,
   userAgent?: string,
 ): Exchange {
   const summary = new ExchangeSummary();
   const mode = resolveLimits(runtime.policy, { tenant }).mode.value;
   return {
     runtime,
+    filters,
     tenant,
     mode,
     sessionId,
     pending: new PendingRequests(EXCHANGE_PENDING),
-    waiting: [],
     summary,
-    observer: combineObservers(summary, ...observers),
+    observer: combineObservers(summary, ...filters.observers(tenant)),
     startedAt: process.hrtime.bigint(),
     requestBytes: 0,
     wireBytesBefore: 0,
@@ -123,6 +145,11 @@ export function startExchange(
     userAgentProduct: userAgentProduct(userAgent),
     initializedHost: undefined,
     hostJudge: { hosts: runtime.hosts, tenant, observeOnly: mode === 'observe' },
+    // Set by later stages; present from the start, so every exchange keeps one shape.
+    bodyRouting: undefined,
+    request: undefined,
+    upstreamHeaders: undefined,
+    upstream: undefined,
   };
 }
 
@@ -154,12 +181,12 @@ export function judgeContext(
       answered: undefined,
       answeredInSession: session?.toClient,
       answeredBefore: undefined,
-      remember: (id: JsonRpcId, subject: MessageSubject) => {
-        exchange.pending.remember(id, subject);
-        exchange.waiting.push(id);
-      },
+      remember: (id: JsonRpcId, subject: MessageSubject) => exchange.pending.remember(id, subject),
+      checks: exchange.filters.checks,
+      judged: undefined,
     };
   }
+  const hook = exchange.filters.responseMessage;
   return {
     direction,
     tenant: exchange.tenant,
@@ -179,6 +206,9 @@ export function judgeContext(
             sessions.trim();
           }
         : undefined,
+    checks: exchange.filters.checks,
+    answerChecks: exchange.filters.answerChecks,
+    judged: hook !== undefined ? (message: JudgedMessage) => hook(exchange, message) : undefined,
   };
 }
 
@@ -213,35 +243,46 @@ export function responseHoldBytes(exchange: Exchange, subjects: MessageSubject[]
 
 /** The method and tool of each request this exchange still waits on, in order. */
 export function subjectsWaiting(exchange: Exchange): MessageSubject[] {
-  const subjects: MessageSubject[] = [];
-  for (const id of exchange.waiting) {
-    const subject = exchange.pending.peek(id);
-    if (subject !== undefined) subjects.push(subject);
-  }
-  return subjects;
+  return exchange.pending.entries().map(([, subject]) => subject);
+}
+
+/** The id an answer of the edge's own names: the one request still waiting, or null (none, or several). */
+export function onlyRequestWaiting(exchange: Exchange | undefined): JsonRpcId {
+  if (exchange === undefined || exchange.pending.size !== 1) return null;
+  return exchange.pending.ids()[0] ?? null;
 }
 
 /**
- * The exchange as an upstream sees it (src/upstream/upstream.ts): its tenant, session and request ids, the
- * hold bound, and how its request crosses to the upstream: whether the peer's forwarding headers are believed,
- * and which identity headers stop at the edge or carry the resolved tenant (TenantResolver.upstreamIdentity).
+ * The exchange as an upstream sees it (src/upstream/upstream.ts), built once, when the upstream first asks
+ * (its body has been judged by then): its tenant, session and request ids, the hold bound, and how its request
+ * crosses to the upstream: whether the peer's forwarding headers are believed, which identity headers stop at
+ * the edge or carry the resolved tenant (TenantResolver.upstreamIdentity), and the headers the filters set.
  */
 export function upstreamView(exchange: Exchange): UpstreamExchange {
+  if (exchange.upstream !== undefined) return exchange.upstream;
   const runtime = exchange.runtime;
-  return {
+  const requests = exchange.pending.entries();
+  exchange.upstream = {
     tenant: exchange.tenant,
     sessionId: exchange.sessionId,
     enforced: exchange.mode === 'enforce',
-    requestIds: exchange.waiting,
-    initializes: exchange.waiting.some((id) => exchange.pending.peek(id)?.method === 'initialize'),
+    requestIds: requests.map(([id]) => id),
+    initializes: requests.some(([, subject]) => subject.method === 'initialize'),
     routing: exchange.bodyRouting ?? bodyRouting([]),
     responseHoldBytes: holdBounds(runtime, exchange.tenant).response,
-    crossing: (clientHeaders, peer) => ({
-      trustedPeer: runtime.trustedProxies.trusts(peer),
-      ...runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant),
-    }),
+    crossing: (clientHeaders, peer) => {
+      const identity = runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant);
+      const added = exchange.upstreamHeaders;
+      return {
+        trustedPeer: runtime.trustedProxies.trusts(peer),
+        drop: identity.drop,
+        // The edge's own identity headers win over a filter's.
+        set: added !== undefined ? { ...added, ...identity.set } : identity.set,
+      };
+    },
     sent: () => {
       exchange.upstreamSentAt ??= process.hrtime.bigint();
     },
   };
+  return exchange.upstream;
 }

@@ -7,7 +7,13 @@ import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import type { ClientResponse } from './client-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
+import {
+  type Exchange,
+  judgeContext,
+  onlyRequestWaiting,
+  responseHoldBytes,
+  subjectsWaiting,
+} from './exchange.js';
 import { respondLocally } from './local-reply.js';
 
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
@@ -31,7 +37,7 @@ export function relayJson(
   const inspector = new JsonResponseInspector(
     judgeContext(exchange, 'response', ctx.sessions),
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
-    exchange.waiting,
+    exchange.pending.ids(),
   );
   /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
   let streaming = false;
@@ -100,7 +106,7 @@ export function relayJson(
         return;
       }
       if (client.closed) return;
-      const id = exchange.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
+      const id = onlyRequestWaiting(exchange);
       const stalled = err instanceof StalledBodyError;
       const detail = stalled ? err.message : `the response body broke off: ${err.message}`;
       client.log.warn({ tenant: exchange.tenant, detail }, 'upstream JSON body failed');

@@ -9,7 +9,7 @@ import { contentCoding, headerValue, isEventStream, isJson } from '../core/heade
 import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { acceptedBySession, type Exchange } from './exchange.js';
+import { acceptedBySession, type Exchange, onlyRequestWaiting } from './exchange.js';
 import { takeGetStreamSlot } from './get-streams.js';
 import { relayJson } from './json-relay.js';
 import { respondLocally } from './local-reply.js';
@@ -105,7 +105,7 @@ export function upstreamFailed(
 ): void {
   // The client left (the proxy then aborts the upstream request): there is no one to answer.
   if (client.closed) return;
-  const id = exchange?.waiting.length === 1 ? (exchange.waiting[0] ?? null) : null;
+  const id = onlyRequestWaiting(exchange);
   client.log.warn(
     { tenant: exchange?.tenant, upstream: ctx.upstream.label, detail },
     FAILURE_LOG_LINES[kind],

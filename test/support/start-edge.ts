@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfigFile, parseConfigText } from '../../src/config/load.js';
+import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
 import { createLogger, type RunningEdge, startEdge } from '../../src/run.js';
 
 export interface TestEdge extends RunningEdge {
@@ -27,6 +28,8 @@ export interface TestEdgeOptions {
   port?: number;
   /** Serve metrics on this port instead of an ephemeral one (a scraper that must find a restarted edge again). */
   metricsPort?: number;
+  /** Exchange filters of the test's own, run after the edge's. */
+  filters?: readonly ExchangeFilter[];
 }
 
 /** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
@@ -62,7 +65,10 @@ export async function startTestEdge(
     loaded = parseConfigText(text, 'test.yaml', {});
   }
   const log = capturedLog();
-  const running = await startEdge(loaded, createLogger('info', log.sink), { watch: extra.fromFile === true });
+  const running = await startEdge(loaded, createLogger('info', log.sink), {
+    watch: extra.fromFile === true,
+    ...(extra.filters ? { filters: extra.filters } : {}),
+  });
   return {
     ...running,
     configFile,

@@ -5,6 +5,7 @@ import { edgeRefusal } from '../../src/core/errors.js';
 import { admit } from '../../src/proxy/admission.js';
 import { runtimeOf } from '../../src/proxy/exchange.js';
 import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
+import { createLogger } from '../../src/run.js';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 
 function runtime(yaml: string) {
@@ -24,7 +25,7 @@ const edge = runtime(
     'tenants: { acme: {} }',
   ].join('\n'),
 );
-const ctx = { filters: new FilterChain([]) };
+const ctx = { filters: new FilterChain([], createLogger('silent')) };
 const host = { host: 'mcp.example.com' };
 
 describe('admit', () => {
@@ -116,11 +117,14 @@ describe('admit with exchange filters', () => {
 
   it("a filter's refusal refuses an exchange that every earlier stage admitted, under its tenant", async () => {
     const seen: string[] = [];
-    const filters = new FilterChain([
-      { name: 'watch', admit: (exchange) => void seen.push(`watch:${exchange.tenant}`) },
-      { name: 'quota', admit: (exchange) => (exchange.tenant === 'acme' ? tooMany : undefined) },
-      { name: 'after', admit: (exchange) => void seen.push(`after:${exchange.tenant}`) },
-    ]);
+    const filters = new FilterChain(
+      [
+        { name: 'watch', admit: (exchange) => void seen.push(`watch:${exchange.tenant}`) },
+        { name: 'quota', admit: (exchange) => (exchange.tenant === 'acme' ? tooMany : undefined) },
+        { name: 'after', admit: (exchange) => void seen.push(`after:${exchange.tenant}`) },
+      ],
+      createLogger('silent'),
+    );
     const refused = await admit({ filters }, edge, {
       method: 'POST',
       headers: { ...host, 'x-api-key': KEY },
@@ -135,15 +139,18 @@ describe('admit with exchange filters', () => {
 
   it('tells every filter of an exchange refused before it (a wrong key), and keeps that refusal', async () => {
     const facts: unknown[] = [];
-    const filters = new FilterChain([
-      {
-        name: 'quota',
-        admit: (_exchange, fact) => {
-          facts.push(fact);
-          return tooMany;
+    const filters = new FilterChain(
+      [
+        {
+          name: 'quota',
+          admit: (_exchange, fact) => {
+            facts.push(fact);
+            return tooMany;
+          },
         },
-      },
-    ]);
+      ],
+      createLogger('silent'),
+    );
     const refused = await admit({ filters }, edge, {
       method: 'POST',
       headers: { ...host, 'x-api-key': 'wrong' },

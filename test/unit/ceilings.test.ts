@@ -7,9 +7,10 @@ import { CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
 import { limitErrorMessage } from '../../src/core/errors.js';
 import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
-import { type JudgeContext, MESSAGE_CHECKS, messageSizeCheck } from '../../src/inspect/message-verdict.js';
+import { type JudgeContext, messageSizeCheck } from '../../src/inspect/message-verdict.js';
 import { ExchangeSummary } from '../../src/inspect/observer.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import { nestedCall } from '../support/json-samples.js';
 
 function batch(n: number): Uint8Array {
@@ -27,6 +28,7 @@ function requestContext(policy: LimitPolicy, mode: LimitMode, summary: ExchangeS
     answered: undefined,
     answeredInSession: undefined,
     remember: undefined,
+    checks: CEILING_CHECKS,
   };
 }
 
@@ -276,7 +278,7 @@ describe('message checks', () => {
       bytes,
       bytesIsLowerBound: false,
     });
-    expect(MESSAGE_CHECKS).toContain(messageSizeCheck);
+    expect(CEILING_CHECKS).toContain(messageSizeCheck);
     expect(messageSizeCheck(ctx, message(100, 'small'))).toBeUndefined();
     expect(messageSizeCheck(ctx, message(101, 'small'))).toMatchObject({
       limit: 'response.maxMessageBytes',

@@ -11,6 +11,7 @@ import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { SessionStore } from '../../src/inspect/session-store.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 import { outcomeOf } from '../../src/proxy/exchange-end.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import { SilenceWatch } from '../../src/proxy/silence-watch.js';
 import { resendDelay } from '../../src/upstream/http-upstream.js';
 
@@ -78,6 +79,7 @@ describe('closing an event the upstream cut off', () => {
         answered: pending,
         answeredInSession: undefined,
         remember: undefined,
+        checks: CEILING_CHECKS,
       },
       1 << 20,
     );

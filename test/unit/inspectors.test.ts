@@ -10,6 +10,7 @@ import type { RelayVerdict } from '../../src/inspect/relay-verdict.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
 import { SessionStore } from '../../src/inspect/session-store.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 
 const enc = new TextEncoder();
 
@@ -50,6 +51,7 @@ function responseContext(
     answered: pending,
     answeredInSession: undefined,
     remember: undefined,
+    checks: CEILING_CHECKS,
   };
 }
 
@@ -294,6 +296,7 @@ describe('judgeRequestBody', () => {
       answered: undefined,
       answeredInSession: undefined,
       remember: () => {},
+      checks: CEILING_CHECKS,
     };
   }
 

@@ -9,6 +9,7 @@ import { JsonResponseInspector } from '../../src/inspect/json-response.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import {
   chunksAt,
   cutPoints,
@@ -324,6 +325,7 @@ function recordingContext(mode: LimitMode, ceiling: number): { ctx: JudgeContext
     answered: pending,
     answeredInSession: undefined,
     remember: () => {},
+    checks: CEILING_CHECKS,
   };
   return { ctx, log };
 }

@@ -13,6 +13,7 @@ import { createEdgeMetrics, type EdgeMetrics } from '../../src/metrics/edge-metr
 import { createFamilies, METRIC_NAMES } from '../../src/metrics/families.js';
 import { OTHER_LABEL } from '../../src/metrics/label-guard.js';
 import { memoryLimitOf } from '../../src/metrics/runtime-info.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import { samples } from '../support/exposition.js';
 
 const UPSTREAM = 'http://127.0.0.1:3000/mcp';
@@ -140,6 +141,7 @@ function judgeAnswer(
       answered: pending,
       answeredInSession: undefined,
       remember: undefined,
+      checks: CEILING_CHECKS,
     },
     message.bytes,
     message.value,

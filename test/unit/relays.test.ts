@@ -10,7 +10,7 @@ import { type BodyDone, readBoundedBody } from '../../src/proxy/body-reader.js';
 import { ClientResponse } from '../../src/proxy/client-response.js';
 import type { EdgeError } from '../../src/proxy/edge-error.js';
 import { type Exchange, runtimeOf, startExchange } from '../../src/proxy/exchange.js';
-import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
+import { filterChainOf } from '../../src/proxy/filters/chosen.js';
 import { relayResponse, upstreamFailed } from '../../src/proxy/response-relay.js';
 import { SilenceWatch } from '../../src/proxy/silence-watch.js';
 import { httpUpstream } from '../../src/upstream/http-upstream.js';
@@ -31,11 +31,14 @@ const log = {
 };
 const silentLogger = { warn() {}, info() {}, error() {}, debug() {}, child: () => silentLogger };
 
+/** The edge's own filters (the ceilings among them), as createEdgeServer chooses them. */
+const edgeFilters = filterChainOf({ config, metrics: undefined, log: silentLogger as never });
+
 function context() {
   return {
     config,
     log: silentLogger as never,
-    filters: new FilterChain([]),
+    filters: edgeFilters,
     sessions: new SessionStore(),
     streams: new Set<never>(),
     upstream: httpUpstream(config, silentLogger as never),
@@ -49,7 +52,7 @@ const call = (id: number, tool = 'echo') =>
 
 /** A new exchange whose request body (a tools/call with `id`) went through the body reader. */
 async function exchangeWithCall(ctx: ReturnType<typeof context>, id: number): Promise<Exchange> {
-  const exchange = startExchange(runtimeOf(config), 'default', undefined, []);
+  const exchange = startExchange(runtimeOf(config), 'default', undefined, edgeFilters);
   const result = await readBody(ctx, exchange, { 'content-type': 'application/json' }, [call(id)]);
   expect(result.refusal).toBeUndefined();
   return exchange;
@@ -129,7 +132,7 @@ function relayNext(
 describe('the body reader', () => {
   it('reads a body within its ceiling, judges it, and remembers the call it carries', async () => {
     const ctx = context();
-    const exchange = startExchange(runtimeOf(config), 'default', undefined, []);
+    const exchange = startExchange(runtimeOf(config), 'default', undefined, edgeFilters);
     const body = call(7);
     const result = await readBody(ctx, exchange, { 'content-type': 'application/json' }, [
       body.slice(0, 10),
@@ -138,12 +141,12 @@ describe('the body reader', () => {
     expect(result.refusal).toBeUndefined();
     expect(result.body?.toString()).toBe(body);
     expect(exchange.requestBytes).toBe(body.length);
-    expect(exchange.waiting).toEqual([7]);
+    expect(exchange.pending.ids()).toEqual([7]);
   });
 
   it('refuses a declared length over the ceiling with a 413 before reading it', async () => {
     const ctx = context();
-    const exchange = startExchange(runtimeOf(config), 'default', undefined, []);
+    const exchange = startExchange(runtimeOf(config), 'default', undefined, edgeFilters);
     const payload = new PassThrough();
     const result = await readBody(
       ctx,
@@ -158,7 +161,7 @@ describe('the body reader', () => {
 
   it('refuses a body that outgrows the ceiling while read, for the id it named first', async () => {
     const ctx = context();
-    const exchange = startExchange(runtimeOf(config), 'default', undefined, []);
+    const exchange = startExchange(runtimeOf(config), 'default', undefined, edgeFilters);
     const big = JSON.stringify({
       jsonrpc: '2.0',
       id: 42,
@@ -178,7 +181,7 @@ describe('the body reader', () => {
     const broken = new PassThrough();
     const pending = readBody(
       ctx,
-      startExchange(runtimeOf(config), 'default', undefined, []),
+      startExchange(runtimeOf(config), 'default', undefined, edgeFilters),
       { 'content-type': 'application/json' },
       broken,
     );
@@ -187,7 +190,7 @@ describe('the body reader', () => {
     expect((await pending).refusal?.answer.status).toBe(400);
     const text = await readBody(
       ctx,
-      startExchange(runtimeOf(config), 'default', undefined, []),
+      startExchange(runtimeOf(config), 'default', undefined, edgeFilters),
       { 'content-type': 'text/plain' },
       ['hello'],
     );
@@ -268,7 +271,7 @@ describe('the SSE relay', () => {
 
   it('sends the headers of a stream that stays silent, so the client sees it open', async () => {
     const ctx = context();
-    const exchange = startExchange(runtimeOf(config), 'default', undefined, []);
+    const exchange = startExchange(runtimeOf(config), 'default', undefined, edgeFilters);
     const source = new PassThrough();
     relayNext(ctx, exchange, source, 200, 'text/event-stream');
     let headersSeen = false;

@@ -10,8 +10,10 @@ import { parseJsonRpcBody } from '../../src/core/jsonrpc.js';
 import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/types.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
+import { PAGINATED_METHODS } from '../../src/inspect/pagination-guard.js';
 import { idKey } from '../../src/inspect/pending-requests.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import { damagedJson, jsonValue, rpcId } from '../support/json-samples.js';
 import { recordingObserver } from '../support/recording-observer.js';
 
@@ -34,6 +36,7 @@ function recordingContext(mode: LimitMode, ceiling: number): { ctx: JudgeContext
     answered: undefined,
     answeredInSession: undefined,
     remember: (id, subject) => log.push({ remembered: id, subject }),
+    checks: CEILING_CHECKS,
   };
   return { ctx, log };
 }
@@ -139,7 +142,8 @@ function judgedByParsing(ctx: JudgeContext, bytes: Uint8Array): Outcome {
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
       refusal = refused(requestRefusal(verdict.violation));
     const params = isRecord(message.value) ? message.value.params : undefined;
-    if (message.kind === 'request' && message.id !== undefined && message.method?.endsWith('/list'))
+    // The listings the pagination bound counts: the four paginated methods (a mutated "esources/list" is none).
+    if (message.kind === 'request' && message.id !== undefined && PAGINATED_METHODS.has(message.method ?? ''))
       listings.push({
         id: message.id,
         method: message.method,
@@ -156,7 +160,9 @@ function judgedByScanning(ctx: JudgeContext, bytes: Uint8Array): Outcome {
   return {
     ok: true,
     batch: verdict.batch,
-    listings: verdict.listings,
+    listings: verdict.messages
+      .filter((m) => m.kind === 'request' && m.id !== undefined && PAGINATED_METHODS.has(m.method ?? ''))
+      .map(({ id, method, continues }) => ({ id, method, continues })),
     routing: { progressTokens: [...progressTokens].sort(), answersServer, cancelled },
   };
 }

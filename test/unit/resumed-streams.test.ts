@@ -8,6 +8,7 @@ import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import type { RelayVerdict } from '../../src/inspect/relay-verdict.js';
 import { openGetStream, type SessionState, SessionStore } from '../../src/inspect/session-store.js';
 import { SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 
 const enc = new TextEncoder();
 const KiB = 1024;
@@ -54,6 +55,7 @@ function streamContext(
     answeredInSession: session.toServer,
     answeredBefore: session.answered,
     remember: undefined,
+    checks: CEILING_CHECKS,
   };
 }
 

@@ -1,10 +1,34 @@
-// Which exchange filters an edge runs, in order: the one place a filter is added.
+// Which exchange filters an edge runs, in order: the one place a filter is added. Each filter is built from
+// the config the edge started with (its own section of it), the metrics registry and the edge's logger.
+import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
-import { FilterChain } from './exchange-filter.js';
+import { ceilingsFilter } from './ceilings.js';
+import { type ExchangeFilter, FilterChain } from './exchange-filter.js';
 import { exchangeLogFilter } from './exchange-log.js';
+import { hostBudgetsFilter } from './host-budgets.js';
 import { metricsFilter } from './metrics-filter.js';
+import { paginationBoundFilter } from './pagination-bound.js';
 
-export function filterChainOf(_config: EdgeConfig, metrics: EdgeMetrics | undefined): FilterChain {
-  return new FilterChain([...(metrics !== undefined ? [metricsFilter(metrics)] : []), exchangeLogFilter()]);
+/** What a filter is built from. */
+export interface FilterSetup {
+  config: EdgeConfig;
+  metrics: EdgeMetrics | undefined;
+  log: Logger;
+}
+
+/** The edge's filters, in order; `extra` (an embedding program's, a test's) run after them. */
+export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter[] = []): FilterChain {
+  const { metrics, log } = setup;
+  return new FilterChain(
+    [
+      ceilingsFilter(),
+      hostBudgetsFilter(),
+      paginationBoundFilter(),
+      ...(metrics !== undefined ? [metricsFilter(metrics)] : []),
+      exchangeLogFilter(),
+      ...extra,
+    ],
+    log,
+  );
 }

@@ -1,13 +1,21 @@
-// The exchange filter chain, in the way of Envoy's HTTP filters: each concern that follows exchanges (metrics,
-// the log line, and next traces and quotas) is one filter with the hooks it needs, run in order. A filter may
-// refuse an exchange at admission with an answer of the edge's own (sent by respondLocally); otherwise filters
-// watch: the exchange's messages (an InspectionObserver), its upstream's answer, its stream, its end.
+// The exchange filter chain, in the way of Envoy's HTTP filters: each concern that follows or bounds exchanges
+// (ceilings, the pagination bound, metrics, the log line, and next traces and quotas) is one filter with the
+// hooks it needs, run in order. A filter may refuse an exchange at admission or once its request is read, with
+// an answer of the edge's own (sent by respondLocally); its checks judge each complete message (the edge turns
+// the ceiling a check names into forward, replace or drop); otherwise filters watch. A filter that throws is
+// logged under its name and the exchange goes on: only admit's and request's returned answers refuse.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
+import type { EdgeConfig } from '../../config/schema.js';
 import type { EdgeHttpError } from '../../core/errors.js';
 import type { Outcome } from '../../core/outcome.js';
+import type { AnswerCheck, JudgedMessage, MessageCheck } from '../../inspect/message-verdict.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
+import type { RequestMessage } from '../../inspect/request-body.js';
+import type { SessionState } from '../../inspect/session-store.js';
 import type { UndeliveredReason } from '../../upstream/upstream.js';
-import type { Exchange } from '../exchange.js';
+import type { Exchange, ExchangeFilters } from '../exchange.js';
+import { guardedObserver } from './guarded-observer.js';
 
 /** What admission learned beside the tenant. */
 export interface AdmissionFacts {
@@ -15,6 +23,22 @@ export interface AdmissionFacts {
   untrustedTenantHeader: boolean;
   /** An earlier stage (method, Host, Origin, credentials) refused the exchange already. */
   refused: boolean;
+}
+
+/** An admitted exchange's request, read and judged, before anything of it goes upstream. */
+export interface ExchangeRequest {
+  /** The client's request headers as received (a traceparent, MCP-Protocol-Version); credentials among them. */
+  readonly headers: IncomingHttpHeaders;
+  /** Its JSON-RPC messages in order (none for a GET or DELETE). */
+  readonly messages: readonly RequestMessage[];
+  /** The body was a JSON array (a batch), admitted or refused whole. */
+  readonly batch: boolean;
+  /** The body's bytes as the client sent them. */
+  readonly bytes: number;
+  /** The exchange's session, when the upstream has accepted it. */
+  readonly session: SessionState | undefined;
+  /** Sets a header on the request as it goes upstream (a traceparent); the edge's own identity headers win. */
+  setUpstreamHeader(name: string, value: string): void;
 }
 
 /** How an exchange ended, computed once when its response closed. */
@@ -33,18 +57,44 @@ export interface ExchangeEnding {
   log: Logger;
 }
 
+/** A refusal, or undefined to let the exchange on; a promise when the filter must wait (a shared store). */
+export type RequestDecision = EdgeHttpError | undefined | Promise<EdgeHttpError | undefined>;
+
 export interface ExchangeFilter {
-  /** Named in logs when the filter fails. */
+  /** Named in the log when the filter throws. */
   readonly name: string;
   /**
-   * Every exchange at admission, refused already or not (facts.refused): an answer refuses one that was not (a
-   * quota); undefined lets it on.
+   * Every exchange at admission, refused already or not (facts.refused): an answer refuses one that was not;
+   * undefined lets it on.
    */
   admit?(exchange: Exchange, facts: AdmissionFacts): EdgeHttpError | undefined;
   /** What watches this exchange's messages, in both directions; built when the exchange starts. */
   observe?(tenant: string): readonly InspectionObserver[];
+  /**
+   * Checks of each complete message, in either direction: the ceiling it crossed, or nothing. The first that
+   * trips decides; the edge replaces an answer, drops a request or notification (with a notice), or, in
+   * observe mode, forwards it and counts. A check that throws fails its exchange (never passes a message
+   * unchecked).
+   */
+  readonly checks?: readonly MessageCheck[];
+  /**
+   * Checks of each result from the upstream that the checks above let on, read whole (its measurement, its
+   * value on demand): the error that replaces it, or nothing (host budgets).
+   */
+  readonly answerChecks?: readonly AnswerCheck[];
+  /**
+   * The exchange's request, read and judged (every message within its ceilings), before it goes upstream: an
+   * answer refuses the whole exchange (a quota's 429 with Retry-After, the pagination bound), with the
+   * request's id in it. Called for every admitted exchange (no messages for a GET or DELETE).
+   */
+  request?(exchange: Exchange, request: ExchangeRequest): RequestDecision;
   /** The upstream's answer began (its status), `seconds` after the request was sent. */
   upstreamAnswered?(exchange: Exchange, status: number, seconds: number): void;
+  /**
+   * Each message towards the client, once the edge judged it: what became of it (forwarded, replaced, dropped,
+   * observed over its ceiling), its bytes and what the client got in its place, and the request it answers.
+   */
+  responseMessage?(exchange: Exchange, message: JudgedMessage): void;
   /** The exchange's SSE stream opened: returns what runs when it closes. */
   streamOpened?(exchange: Exchange): (() => void) | undefined;
   /** One SSE event of the exchange's stream reached the relay. */
@@ -53,23 +103,83 @@ export interface ExchangeFilter {
   undelivered?(tenant: string, reason: UndeliveredReason): void;
   /** The exchange ended, however it ended: called once, when its response closed. */
   end?(exchange: Exchange, ending: ExchangeEnding): void;
+  /**
+   * The config was reloaded: a filter with state (a quota's counters, an exporter) takes its new section
+   * here; exchanges in flight keep what they started with (Exchange.runtime).
+   */
+  reload?(config: EdgeConfig): void;
 }
 
-/** The filters of an edge, in order, with each hook combined once (no list walk for a filter without it). */
-export class FilterChain {
+type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks'>;
+
+/** The filters of an edge, in order. */
+export class FilterChain implements ExchangeFilters {
   readonly #filters: readonly ExchangeFilter[];
+  readonly #log: Logger;
+  /** Each filter's observer, wrapped once so what it throws is logged under the filter's name. */
+  readonly #guardedObservers = new WeakMap<InspectionObserver, InspectionObserver>();
+  /** Every filter's checks, in filter order. */
+  readonly checks: readonly MessageCheck[];
+  readonly answerChecks: readonly AnswerCheck[];
   /** The per-event hook, or undefined when no filter counts events (the relay then skips the call). */
   readonly streamEvent: ((exchange: Exchange) => void) | undefined;
+  /** The per-message hook, or undefined when no filter watches messages towards the client. */
+  readonly responseMessage: ((exchange: Exchange, message: JudgedMessage) => void) | undefined;
 
-  constructor(filters: readonly ExchangeFilter[]) {
+  constructor(filters: readonly ExchangeFilter[], log: Logger) {
     this.#filters = filters;
-    const hooks = filters.flatMap((f) => (f.streamEvent !== undefined ? [f.streamEvent.bind(f)] : []));
-    this.streamEvent =
-      hooks.length <= 1
-        ? hooks[0]
-        : (exchange) => {
-            for (const hook of hooks) hook(exchange);
-          };
+    this.#log = log;
+    this.checks = filters.flatMap((f) => f.checks ?? []);
+    this.answerChecks = filters.flatMap((f) => f.answerChecks ?? []);
+    this.streamEvent = this.#streamEventHook();
+    this.responseMessage = this.#responseMessageHook();
+  }
+
+  /** The filter's throw, logged with its name and hook; the exchange goes on. */
+  #failed(filter: ExchangeFilter, hook: string, err: unknown): void {
+    this.#log.error({ err, filter: filter.name, hook }, 'an exchange filter failed; the exchange goes on');
+  }
+
+  /** The streamEvent hook over the filters that have it (undefined when none has): it runs per SSE event. */
+  #streamEventHook(): ((exchange: Exchange) => void) | undefined {
+    const having = this.#filters.filter((f) => f.streamEvent !== undefined);
+    if (having.length === 0) return undefined;
+    return (exchange) => {
+      for (const filter of having) {
+        try {
+          filter.streamEvent?.(exchange);
+        } catch (err) {
+          this.#failed(filter, 'streamEvent', err);
+        }
+      }
+    };
+  }
+
+  /** The responseMessage hook over the filters that have it (undefined when none has): it runs per message. */
+  #responseMessageHook(): ((exchange: Exchange, message: JudgedMessage) => void) | undefined {
+    const having = this.#filters.filter((f) => f.responseMessage !== undefined);
+    if (having.length === 0) return undefined;
+    return (exchange, message) => {
+      for (const filter of having) {
+        try {
+          filter.responseMessage?.(exchange, message);
+        } catch (err) {
+          this.#failed(filter, 'responseMessage', err);
+        }
+      }
+    };
+  }
+
+  /** Runs `call` for each filter with `hook`; a throw is logged and the next filter runs. */
+  #each(hook: Hook, call: (filter: ExchangeFilter) => void): void {
+    for (const filter of this.#filters) {
+      if (filter[hook] === undefined) continue;
+      try {
+        call(filter);
+      } catch (err) {
+        this.#failed(filter, hook, err);
+      }
+    }
   }
 
   /**
@@ -78,48 +188,120 @@ export class FilterChain {
    * exchange, whatever admission decided.
    */
   admit(exchange: Exchange, facts: AdmissionFacts): EdgeHttpError | undefined {
-    let refusal: EdgeHttpError | undefined;
     for (const filter of this.#filters) {
-      const answer = filter.admit?.(exchange, facts);
-      if (answer !== undefined && !facts.refused) {
-        refusal = answer;
-        break;
+      if (filter.admit === undefined) continue;
+      let answer: EdgeHttpError | undefined;
+      try {
+        answer = filter.admit(exchange, facts);
+      } catch (err) {
+        this.#failed(filter, 'admit', err);
       }
+      if (answer !== undefined && !facts.refused) return answer;
     }
-    return refusal;
+    return undefined;
+  }
+
+  /**
+   * The first filter's refusal of the exchange's request, or undefined; the filters after a refusing one are
+   * not asked. Synchronous unless a filter must wait.
+   */
+  request(exchange: Exchange, request: ExchangeRequest): RequestDecision {
+    return this.#requestFrom(0, exchange, request);
+  }
+
+  #requestFrom(start: number, exchange: Exchange, request: ExchangeRequest): RequestDecision {
+    for (let i = start; i < this.#filters.length; i++) {
+      const filter = this.#filters[i]!;
+      if (filter.request === undefined) continue;
+      let decision: RequestDecision;
+      try {
+        decision = filter.request(exchange, request);
+      } catch (err) {
+        this.#failed(filter, 'request', err);
+        continue;
+      }
+      if (decision instanceof Promise) {
+        return decision.then(
+          (answer) => answer ?? this.#requestFrom(i + 1, exchange, request),
+          (err: unknown) => {
+            this.#failed(filter, 'request', err);
+            return this.#requestFrom(i + 1, exchange, request);
+          },
+        );
+      }
+      if (decision !== undefined) return decision;
+    }
+    return undefined;
   }
 
   /** The observers the filters put on an exchange of this tenant. */
   observers(tenant: string): InspectionObserver[] {
     const observers: InspectionObserver[] = [];
     for (const filter of this.#filters) {
-      const more = filter.observe?.(tenant);
-      if (more !== undefined) observers.push(...more);
+      if (filter.observe === undefined) continue;
+      try {
+        for (const observer of filter.observe(tenant)) observers.push(this.#guarded(filter, observer));
+      } catch (err) {
+        this.#failed(filter, 'observe', err);
+      }
     }
     return observers;
   }
 
+  /** The observer with each method's throw logged under its filter's name (built once per observer). */
+  #guarded(filter: ExchangeFilter, observer: InspectionObserver): InspectionObserver {
+    let guarded = this.#guardedObservers.get(observer);
+    if (guarded !== undefined) return guarded;
+    guarded = guardedObserver(observer, (method, err) => this.#failed(filter, `observe.${method}`, err));
+    this.#guardedObservers.set(observer, guarded);
+    return guarded;
+  }
+
   upstreamAnswered(exchange: Exchange, status: number, seconds: number): void {
-    for (const filter of this.#filters) filter.upstreamAnswered?.(exchange, status, seconds);
+    for (const filter of this.#filters) {
+      if (filter.upstreamAnswered === undefined) continue;
+      try {
+        filter.upstreamAnswered(exchange, status, seconds);
+      } catch (err) {
+        this.#failed(filter, 'upstreamAnswered', err);
+      }
+    }
   }
 
   /** Tells the filters a stream opened; the returned function tells them it closed. */
   streamOpened(exchange: Exchange): () => void {
-    const closers: (() => void)[] = [];
-    for (const filter of this.#filters) {
+    const closers: { filter: ExchangeFilter; closed: () => void }[] = [];
+    this.#each('streamOpened', (filter) => {
       const closed = filter.streamOpened?.(exchange);
-      if (closed !== undefined) closers.push(closed);
-    }
+      if (closed !== undefined) closers.push({ filter, closed });
+    });
     return () => {
-      for (const closed of closers) closed();
+      for (const { filter, closed } of closers) {
+        try {
+          closed();
+        } catch (err) {
+          this.#failed(filter, 'streamOpened.closed', err);
+        }
+      }
     };
   }
 
   undelivered(tenant: string, reason: UndeliveredReason): void {
-    for (const filter of this.#filters) filter.undelivered?.(tenant, reason);
+    this.#each('undelivered', (filter) => filter.undelivered?.(tenant, reason));
   }
 
   end(exchange: Exchange, ending: ExchangeEnding): void {
-    for (const filter of this.#filters) filter.end?.(exchange, ending);
+    for (const filter of this.#filters) {
+      if (filter.end === undefined) continue;
+      try {
+        filter.end(exchange, ending);
+      } catch (err) {
+        this.#failed(filter, 'end', err);
+      }
+    }
+  }
+
+  reload(config: EdgeConfig): void {
+    this.#each('reload', (filter) => filter.reload?.(config));
   }
 }

@@ -1,0 +1,292 @@
+// The exchange filter chain's hooks through a real edge: a filter that refuses a request before it goes
+// upstream, one that sets a header on the upstream request, one that watches what became of each answer, and
+// one that throws (logged under its name; the exchange goes on).
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { edgeRefusal } from '../../src/core/errors.js';
+import type { JudgedMessage } from '../../src/inspect/message-verdict.js';
+import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
+import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { jsonReply, parseJsonBody, sseEvent, sseReply, startRawUpstream } from '../support/raw-upstream.js';
+import { startTestEdge, testEdgeYaml } from '../support/start-edge.js';
+
+const { track } = trackHandles();
+
+const call = (id: number | string, tool: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: {} } });
+
+/** An upstream that answers each tools/call with a text result of `size` characters for tool "big", else "ok". */
+async function sizedUpstream(framing: 'json' | 'sse') {
+  return startRawUpstream((req) => {
+    const message = parseJsonBody(req) as { id: unknown; params: { name: string } };
+    const text = message.params.name === 'big' ? 'x'.repeat(4096) : 'ok';
+    const answer = { jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text }] } };
+    return framing === 'json' ? jsonReply(answer) : sseReply([sseEvent({ data: answer })]);
+  });
+}
+
+describe('the request hook', () => {
+  it('refuses an exchange before it goes upstream, with the request id and the answer headers (Retry-After)', async () => {
+    const upstream = track(await sizedUpstream('json'));
+    const seen: unknown[] = [];
+    const quota: ExchangeFilter = {
+      name: 'test-quota',
+      request(_exchange, request) {
+        seen.push({ batch: request.batch, bytes: request.bytes, messages: request.messages });
+        const first = request.messages[0];
+        if (first?.tool !== 'expensive') return undefined;
+        return edgeRefusal(429, 'invalid_request', 'quota used up', first.id ?? null, { 'retry-after': '7' });
+      },
+    };
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [quota] }));
+
+    const body = call('call-42', 'expensive');
+    const refused = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('7');
+    expect(await refused.json()).toMatchObject({
+      id: 'call-42',
+      error: { message: 'quota used up', data: { reason: 'invalid_request', enforcedBy: 'mcp-edge' } },
+    });
+    expect(upstream.received).toHaveLength(0);
+    expect(seen).toEqual([
+      {
+        batch: false,
+        bytes: Buffer.byteLength(body),
+        messages: [
+          {
+            kind: 'request',
+            id: 'call-42',
+            method: 'tools/call',
+            tool: 'expensive',
+            bytes: Buffer.byteLength(body),
+            continues: false,
+          },
+        ],
+      },
+    ]);
+
+    // Another tool goes through, and the refused exchange was logged with the refusal's outcome.
+    const ok = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: call(2, 'cheap') });
+    expect(ok.status).toBe(200);
+    await ok.arrayBuffer();
+    expect(upstream.received).toHaveLength(1);
+    const lines = edge.logs.filter((line) => line.msg === 'exchange');
+    expect(lines.map((line) => [line.status, line.outcome])).toEqual([
+      [429, 'refused'],
+      [200, 'forwarded'],
+    ]);
+  });
+
+  it('sees a batch whole, and may wait (a promise) before it lets the exchange on', async () => {
+    const upstream = track(await startRawUpstream(() => jsonReply([{ jsonrpc: '2.0', id: 1, result: {} }])));
+    const batches: { batch: boolean; ids: unknown[] }[] = [];
+    const slow: ExchangeFilter = {
+      name: 'test-slow',
+      async request(_exchange, request) {
+        await new Promise((resolve) => setImmediate(resolve));
+        batches.push({ batch: request.batch, ids: request.messages.map((m) => m.id) });
+        return undefined;
+      },
+    };
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [slow] }));
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: MCP_POST_HEADERS,
+      body: `[${call(1, 'a')},${call(2, 'b')}]`,
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect(batches).toEqual([{ batch: true, ids: [1, 2] }]);
+    expect(upstream.received).toHaveLength(1);
+  });
+});
+
+describe('a header a filter sets on the upstream request', () => {
+  it('reaches a real upstream in place of the client header of that name', async () => {
+    const upstream = track(await sizedUpstream('json'));
+    const clientTrace = '00-0af7651916cd43dd8448eb211c80319c-2222222222222222-01';
+    const edgeSpan = 'b7ad6b7169203331';
+    const tracing: ExchangeFilter = {
+      name: 'test-trace',
+      request(_exchange, request) {
+        // The client's trace continues, with the edge's span as the upstream request's parent.
+        const [version, traceId, , flags] = String(request.headers.traceparent).split('-');
+        request.setUpstreamHeader('Traceparent', `${version}-${traceId}-${edgeSpan}-${flags}`);
+        return undefined;
+      },
+    };
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [tracing] }));
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: {
+        ...MCP_POST_HEADERS,
+        traceparent: clientTrace,
+      },
+      body: call(1, 'cheap'),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect(upstream.received).toHaveLength(1);
+    const headers = upstream.received[0]!.headers;
+    expect(headers.traceparent).toBe(`00-0af7651916cd43dd8448eb211c80319c-${edgeSpan}-01`);
+    // Sent once, whatever the client sent under that name.
+    expect(
+      upstream.received[0]!.rawHeaders.filter((name) => name.toLowerCase() === 'traceparent'),
+    ).toHaveLength(1);
+  });
+});
+
+describe('the response-message hook', () => {
+  for (const framing of ['json', 'sse'] as const) {
+    it(`sees forwarded and replaced answers (${framing}) with their bytes and the request each answers`, async () => {
+      const upstream = track(await sizedUpstream(framing));
+      const judged: JudgedMessage[] = [];
+      const recorder: ExchangeFilter = {
+        name: 'test-recorder',
+        responseMessage: (_exchange, message) => void judged.push(message),
+      };
+      const edge = track(
+        await startTestEdge(upstream.url, 'limits: { response: { maxMessageBytes: 1KiB } }', {
+          filters: [recorder],
+        }),
+      );
+      const small = await fetch(edge.url, {
+        method: 'POST',
+        headers: MCP_POST_HEADERS,
+        body: call(1, 'small'),
+      });
+      const smallText = await small.text();
+      const big = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: call(2, 'big') });
+      const bigText = await big.text();
+      expect(bigText).toContain('limit_exceeded');
+
+      const smallAnswer = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        result: { content: [{ type: 'text', text: 'ok' }] },
+      });
+      const bigAnswerBytes = Buffer.byteLength(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          result: { content: [{ type: 'text', text: 'x'.repeat(4096) }] },
+        }),
+      );
+      expect(judged).toHaveLength(2);
+      expect(judged[0]).toMatchObject({
+        kind: 'result',
+        id: 1,
+        subject: { method: 'tools/call', tool: 'small' },
+        fate: 'forwarded',
+        bytes: smallAnswer.length,
+        deliveredBytes: smallAnswer.length,
+        violation: undefined,
+      });
+      expect(smallText).toContain(smallAnswer);
+      const replaced = judged[1]!;
+      expect(replaced).toMatchObject({
+        kind: 'result',
+        id: 2,
+        subject: { method: 'tools/call', tool: 'big' },
+        fate: 'replaced',
+        violation: { limit: 'response.maxMessageBytes', limitValue: 1024 },
+      });
+      // The answer held whole (JSON) is measured exactly; an SSE event is replaced as soon as it crosses the
+      // ceiling, so its size is a lower bound there.
+      if (replaced.bytesIsLowerBound) expect(replaced.bytes).toBeGreaterThan(1024);
+      else expect(replaced.bytes).toBe(bigAnswerBytes);
+      // What the client got in its place: the edge's error, exactly those bytes.
+      const delivered = framing === 'json' ? bigText : bigText.split('data: ')[1]!.trim();
+      expect(replaced.deliveredBytes).toBe(Buffer.byteLength(delivered));
+    });
+  }
+
+  it('is told an answer over its ceiling in observe mode was forwarded as observed_over', async () => {
+    const upstream = track(await sizedUpstream('json'));
+    const fates: string[] = [];
+    const recorder: ExchangeFilter = {
+      name: 'test-recorder',
+      responseMessage: (_exchange, message) => void fates.push(message.fate),
+    };
+    const edge = track(
+      await startTestEdge(upstream.url, 'limits: { mode: observe, response: { maxMessageBytes: 1KiB } }', {
+        filters: [recorder],
+      }),
+    );
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: call(3, 'big') });
+    expect((await res.text()).length).toBeGreaterThan(4096);
+    expect(fates).toEqual(['observed_over']);
+  });
+});
+
+describe('a filter that throws', () => {
+  it('is logged under its name and hook; the exchange is answered and counted as usual', async () => {
+    const upstream = track(await sizedUpstream('sse'));
+    const boom = () => {
+      throw new Error('filter bug');
+    };
+    const broken: ExchangeFilter = {
+      name: 'test-broken',
+      admit: boom,
+      request: boom,
+      observe: () => [{ message: boom, limitExceeded: boom, unparsable: boom }],
+      upstreamAnswered: boom,
+      responseMessage: boom,
+      streamOpened: boom,
+      streamEvent: boom,
+      end: boom,
+    };
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [broken] }));
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: call(5, 'small') });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"id":5');
+    await expect.poll(() => edge.logs.filter((line) => line.msg === 'exchange')).toHaveLength(1);
+    const failures = edge.logs.filter((line) => line.filter === 'test-broken');
+    expect(new Set(failures.map((line) => line.hook))).toEqual(
+      new Set([
+        'admit',
+        'request',
+        'observe.message',
+        'upstreamAnswered',
+        'streamOpened',
+        'streamEvent',
+        'responseMessage',
+        'end',
+      ]),
+    );
+    expect(
+      failures.every(
+        (line) => line.level === 50 && (line.err as { message: string }).message === 'filter bug',
+      ),
+    ).toBe(true);
+    // The edge's own filters ran: the exchange has its line, with its outcome.
+    expect(edge.logs.find((line) => line.msg === 'exchange')).toMatchObject({
+      status: 200,
+      outcome: 'forwarded',
+    });
+  });
+});
+
+describe('the reload hook', () => {
+  it('hands a filter the reloaded config; a reload that fails does not reach it', async () => {
+    const upstream = track(await sizedUpstream('json'));
+    const pages: number[] = [];
+    const watcher: ExchangeFilter = {
+      name: 'test-reload',
+      reload: (config) => void pages.push(config.pagination.maxPagesPerListing),
+    };
+    const edge = track(
+      await startTestEdge(upstream.url, 'pagination: { maxPagesPerListing: 10 }', {
+        fromFile: true,
+        filters: [watcher],
+      }),
+    );
+    writeFileSync(edge.configFile!, testEdgeYaml(upstream.url, 'pagination: { maxPagesPerListing: 20 }'));
+    // The file watcher may have reloaded it first: then this reload finds the file unchanged.
+    expect(await edge.reload()).toMatchObject({ ok: true });
+    writeFileSync(edge.configFile!, testEdgeYaml(upstream.url, 'pagination: { maxPagesPerListing: lots }'));
+    expect(await edge.reload()).toMatchObject({ ok: false });
+    expect(pages).toEqual([20]);
+  });
+});
