@@ -14,6 +14,7 @@ import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { type Exchange, holdBounds, judgeContext } from './exchange.js';
+import type { Hold } from './held-bytes.js';
 import { endedByEdge } from './local-reply.js';
 
 /** How much of a refused body is read and dropped (never held) so the client sees the 413. */
@@ -98,14 +99,21 @@ function readUpTo(
   payload: Readable,
   ceiling: number | null,
   onOver: (size: number, id: JsonRpcId | undefined) => EdgeError,
-  settle: BodyDone,
+  done: BodyDone,
   guard: Guard,
+  hold: Hold | undefined,
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
+  // Counted in mcp_edge_held_bytes while it is read; what happens to it after is the upstream's send.
+  const settle: BodyDone = (refusal, body) => {
+    hold?.release();
+    done(refusal, body);
+  };
   const onData = guard((chunk: Buffer) => {
     size += chunk.length;
     chunks.push(chunk);
+    hold?.set(size);
     if (ceiling === null || size <= ceiling) return;
     // Stop holding here: the id is recovered only if it came early in the body.
     payload.off('data', onData);
@@ -147,7 +155,7 @@ export interface BodyRequest {
  * every request.
  */
 export function readBoundedBody(
-  ctx: Pick<EdgeContext, 'sessions' | 'log'>,
+  ctx: Pick<EdgeContext, 'sessions' | 'log'> & Partial<Pick<EdgeContext, 'held'>>,
   request: BodyRequest,
   payload: Readable,
   answer: BodyDone,
@@ -206,6 +214,7 @@ export function readBoundedBody(
       else done(judgedBody(ctx, exchange, body), body);
     },
     guard,
+    ctx.held?.hold(),
   );
 }
 

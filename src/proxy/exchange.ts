@@ -12,7 +12,7 @@ import type { JudgeContext } from '../inspect/message-verdict.js';
 import { combineObservers, ExchangeSummary, type InspectionObserver } from '../inspect/observer.js';
 import { PendingRequests } from '../inspect/pending-requests.js';
 import type { SessionStore } from '../inspect/session-store.js';
-import { TenantResolver } from '../tenancy/tenant-resolver.js';
+import { type AuthFailure, TenantResolver } from '../tenancy/tenant-resolver.js';
 import { TrustedProxies } from '../tenancy/trusted-peers.js';
 import type { UpstreamExchange } from '../upstream/upstream.js';
 
@@ -91,6 +91,10 @@ export interface Exchange {
   hostJudge: HostJudgeContext;
   /** What the request body routes by on a stdio child, read when the body was judged. */
   bodyRouting?: BodyRouting | undefined;
+  /** The host its messages were judged under (its session's, else its User-Agent's), for the log line. */
+  host?: string | undefined;
+  /** Why admission refused it a 401 (src/tenancy), for the log line. */
+  authFailure?: AuthFailure | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -137,6 +141,7 @@ export function judgeContext(
   sessions: SessionStore,
 ): JudgeContext {
   const session = exchange.sessionId !== undefined ? sessions.known(exchange.sessionId) : undefined;
+  exchange.host ??= session?.host ?? exchange.runtime.hosts.hostOf(exchange.userAgentProduct);
   // Whole object literals of one shape: a spread of a shared base falls on V8's slow clone path.
   if (direction === 'request') {
     // Requests from the client are answered by the server: remember them for this exchange.
@@ -147,7 +152,7 @@ export function judgeContext(
       mode: exchange.mode,
       observer: exchange.observer,
       hosts: exchange.hostJudge,
-      host: session?.host ?? exchange.runtime.hosts.hostOf(exchange.userAgentProduct),
+      host: exchange.host,
       noteHost: (host: string) => {
         exchange.initializedHost = host;
       },

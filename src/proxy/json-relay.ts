@@ -17,7 +17,8 @@ class StalledBodyError extends Error {
   }
 }
 
-export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'>;
+export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'> &
+  Partial<Pick<EdgeContext, 'held'>>;
 
 export function relayJson(
   ctx: JsonRelayContext,
@@ -35,6 +36,8 @@ export function relayJson(
   );
   /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
   let streaming = false;
+  /** The body held until it is judged (mcp_edge_held_bytes); let go once it is sent, replaced or dropped. */
+  const hold = ctx.held?.hold();
   // A JSON answer that stalls mid-body would leave the client waiting: past the body timeout it gets a 504.
   const silence = ctx.bodySilence.watch(
     guard(() => source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body))),
@@ -44,6 +47,7 @@ export function relayJson(
     'close',
     guard(() => {
       silence.stop();
+      hold?.release();
       if (!source.destroyed) source.destroy();
     }),
   );
@@ -66,7 +70,11 @@ export function relayJson(
   const onData = guard((chunk: Buffer) => {
     silence.touch();
     const out = inspector.push(chunk);
-    if (out.action === 'hold') return;
+    if (out.action === 'hold') {
+      hold?.set(inspector.heldBytes);
+      return;
+    }
+    hold?.release();
     if (out.action === 'forward') {
       stream(out);
       return;
@@ -82,6 +90,7 @@ export function relayJson(
     'end',
     guard(() => {
       silence.stop();
+      hold?.release();
       const out = inspector.end();
       if (streaming) {
         raw.end();
@@ -95,6 +104,7 @@ export function relayJson(
     'error',
     guard((err: Error) => {
       silence.stop();
+      hold?.release();
       if (streaming) {
         raw.destroy(err);
         return;

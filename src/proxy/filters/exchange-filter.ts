@@ -31,6 +31,8 @@ export interface ExchangeEnding {
   durationMs: number;
   /** The request's logger (it carries the request id). */
   log: Logger;
+  /** The client connection's remote address. */
+  clientAddress: string | undefined;
 }
 
 export interface ExchangeFilter {
