@@ -146,7 +146,11 @@ function stdioCapacity(config: EdgeConfig, upstream: Upstream): Pick<CapacitySou
 export async function startEdge(
   loaded: LoadedConfig,
   logger?: Logger,
-  options: { watch?: boolean } = {},
+  options: {
+    watch?: boolean;
+    /** Ask the upstream once at start whether it is ready, so the log says so (default true). */
+    probeUpstream?: boolean;
+  } = {},
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
@@ -200,6 +204,8 @@ export async function startEdge(
     `mcp-edge serving ${url}`,
   );
 
+  // The readiness check logs its verdict (an HTTP upstream: whether an MCP endpoint answers at upstream.url).
+  if (options.probeUpstream !== false) void upstream.ready();
   for (const warning of loaded.warnings ?? []) log.warn({ file: loaded.source }, warning);
   const hostWarning = hostDecidesResourceWarning(config);
   if (hostWarning !== undefined) log.warn({ keys: ['server.publicUrl', 'server.allowedHosts'] }, hostWarning);

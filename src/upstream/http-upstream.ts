@@ -6,7 +6,6 @@
 // TCP connect.
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import { connect } from 'node:net';
 import type { Readable } from 'node:stream';
 import httpProxy from '@fastify/http-proxy';
 import type { RetryDetails } from '@fastify/reply-from';
@@ -25,6 +24,7 @@ import {
 } from '../core/headers.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { CallSlots, type Release, StreamSlots } from './connection-slots.js';
+import { mcpReadiness } from './http-readiness.js';
 import {
   FORWARDED_METHODS,
   type Upstream,
@@ -75,7 +75,11 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
           log.warn({ err: String(err) }, 'could not send a message of the edge upstream'),
         );
     },
-    ready: () => tcpReachable(upstream, config.upstream.timeouts.connect),
+    ready: mcpReadiness(
+      { url: plainUrl, authorization: upstreamAuthorization, label: redactUrl(url) },
+      config,
+      log,
+    ),
   };
 }
 
@@ -284,21 +288,5 @@ async function registerProxy(
         );
       },
     },
-  });
-}
-
-/** Readiness: can a TCP connection to the upstream be opened within the connect timeout? */
-function tcpReachable(upstream: URL, timeoutMs: number): Promise<boolean> {
-  const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
-  const host = upstream.hostname.replace(/^\[|\]$/g, '');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs > 0 ? timeoutMs : 5000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
   });
 }

@@ -27,6 +27,9 @@ export interface TestEdgeOptions {
   port?: number;
   /** Serve metrics on this port instead of an ephemeral one (a scraper that must find a restarted edge again). */
   metricsPort?: number;
+  /** Ask the upstream at start whether it is an MCP endpoint, as `mcp-edge` does (default false: scripted
+   * upstreams count what they receive). */
+  probeUpstream?: boolean;
 }
 
 /** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
@@ -62,7 +65,10 @@ export async function startTestEdge(
     loaded = parseConfigText(text, 'test.yaml', {});
   }
   const log = capturedLog();
-  const running = await startEdge(loaded, createLogger('info', log.sink), { watch: extra.fromFile === true });
+  const running = await startEdge(loaded, createLogger('info', log.sink), {
+    watch: extra.fromFile === true,
+    probeUpstream: extra.probeUpstream ?? false,
+  });
   return {
     ...running,
     configFile,
