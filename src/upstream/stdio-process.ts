@@ -181,8 +181,8 @@ export class StdioProcess {
       signal,
       askedByEdge: this.stopAsked,
     };
-    if (this.stopAsked) this.options.log.info(fields, 'stdio MCP server ended');
-    else this.options.log.warn(fields, 'stdio MCP server ended without being asked to');
+    if (this.stopAsked) this.options.log.info(fields, 'stdio MCP server exited');
+    else this.options.log.warn(fields, 'stdio MCP server exited without being asked to');
   }
 
   private end(detail: string): void {

@@ -168,7 +168,7 @@ describe('mcp_edge_stdio_processes, and the log of each child', () => {
     await a.transport.terminateSession();
     await a.close();
     const asked = await until(
-      async () => edge.logs.find((l) => l.msg === 'stdio MCP server ended' && l.pid === pidOfA),
+      async () => edge.logs.find((l) => l.msg === 'stdio MCP server exited' && l.pid === pidOfA),
       (l) => l !== undefined,
       'the asked end',
     );
@@ -181,7 +181,7 @@ describe('mcp_edge_stdio_processes, and the log of each child', () => {
     const unasked = await until(
       async () =>
         edge.logs.find(
-          (l) => l.pid === survivor && l.msg === 'stdio MCP server ended without being asked to',
+          (l) => l.pid === survivor && l.msg === 'stdio MCP server exited without being asked to',
         ),
       (l) => l !== undefined,
       'the unasked end',
