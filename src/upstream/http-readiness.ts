@@ -108,14 +108,17 @@ export function mcpReadiness(
   log: Logger,
 ): () => Promise<boolean> {
   const { timeouts, tls } = config.upstream;
+  // A ping is answered at once: the probe waits upstream.timeouts.connect to connect and as long again for
+  // the answer (not timeouts.headers, which is sized for slow tool calls), 5 s each when connect is 0.
+  const waitMs = timeouts.connect > 0 ? timeouts.connect : 5000;
   const agent = new Agent({
     connect: {
-      timeout: timeouts.connect,
+      timeout: waitMs,
       rejectUnauthorized: tls.rejectUnauthorized,
       ...(tls.ca !== undefined ? { ca: readFileSync(tls.ca, 'utf8') } : {}),
     },
-    headersTimeout: timeouts.headers,
-    bodyTimeout: timeouts.headers,
+    headersTimeout: waitMs,
+    bodyTimeout: waitMs,
   });
   let last: string | undefined;
   const note = (verdict: McpVerdict) => {
@@ -143,7 +146,7 @@ export function mcpReadiness(
           ...(target.authorization !== undefined ? { authorization: target.authorization } : {}),
         },
         body: READINESS_PING,
-        signal: AbortSignal.timeout(timeouts.connect + timeouts.headers),
+        signal: AbortSignal.timeout(2 * waitMs),
       });
       const header = (name: string) => {
         const value = res.headers[name];

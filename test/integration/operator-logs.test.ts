@@ -79,7 +79,10 @@ beforeAll(async () => {
     [
       'tenancy:',
       '  requireIdentified: true',
-      `  resolve: [ { apiKey: { header: x-api-key, tenants: { acme: ["${sha256Hex(KEY)}"] } } } ]`,
+      '  resolve:',
+      // From 127.0.0.1 this header is not believed: ignored, counted, and logged once per peer a minute.
+      '    - { header: x-tenant-id, trustedProxies: [10.0.0.1] }',
+      `    - { apiKey: { header: x-api-key, tenants: { acme: ["${sha256Hex(KEY)}"] } } }`,
       'tenants: { acme: {} }',
       'server: { timeouts: { shutdownGrace: 300ms } }',
     ].join('\n'),
@@ -150,6 +153,16 @@ describe('the exchange line', () => {
     expect(exchangeLine(wrongKey.requestId)).toMatchObject({ status: 401, authFailure: 'unknown_key' });
     expect(edge.logText()).not.toContain('wrong-key-do-not-log-me');
     expect(edge.logText()).not.toContain(KEY);
+  });
+});
+
+describe('ignored tenant headers', () => {
+  it('logs the first from a peer at info, not every one', async () => {
+    for (const id of [8, 9, 10])
+      expect((await post(call(id, 'echo'), { 'x-api-key': KEY, 'x-tenant-id': 'acme' })).status).toBe(200);
+    const lines = edge.logs.filter((l) => String(l.msg).startsWith('a tenant header from a peer not in'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 30, peer: '127.0.0.1' });
   });
 });
 
