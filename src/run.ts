@@ -205,7 +205,9 @@ export async function startEdge(
   );
 
   // The readiness check logs its verdict (an HTTP upstream: whether an MCP endpoint answers at upstream.url).
-  if (options.probeUpstream !== false) void upstream.ready();
+  if (options.probeUpstream !== false) {
+    upstream.ready().catch((err: unknown) => log.warn({ err: String(err) }, 'the readiness check failed'));
+  }
   for (const warning of loaded.warnings ?? []) log.warn({ file: loaded.source }, warning);
   const hostWarning = hostDecidesResourceWarning(config);
   if (hostWarning !== undefined) log.warn({ keys: ['server.publicUrl', 'server.allowedHosts'] }, hostWarning);

@@ -99,17 +99,12 @@ function readUpTo(
   payload: Readable,
   ceiling: number | null,
   onOver: (size: number, id: JsonRpcId | undefined) => EdgeError,
-  done: BodyDone,
+  settle: BodyDone,
   guard: Guard,
   hold: Hold | undefined,
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
-  // Counted in mcp_edge_held_bytes while it is read; what happens to it after is the upstream's send.
-  const settle: BodyDone = (refusal, body) => {
-    hold?.release();
-    done(refusal, body);
-  };
   const onData = guard((chunk: Buffer) => {
     size += chunk.length;
     chunks.push(chunk);
@@ -162,9 +157,13 @@ export function readBoundedBody(
 ): void {
   const exchange = request.exchange;
   let answered = false;
+  // Counted in mcp_edge_held_bytes while it is read, let go however reading ends (what the upstream's send
+  // holds after is undici's).
+  const hold = ctx.held?.hold();
   const done: BodyDone = (refusal, body) => {
     if (answered) return;
     answered = true;
+    hold?.release();
     answer(refusal, body);
   };
   // The body's listeners and timer run outside Fastify's try/catch: what they throw is this request's 500
@@ -214,7 +213,7 @@ export function readBoundedBody(
       else done(judgedBody(ctx, exchange, body), body);
     },
     guard,
-    ctx.held?.hold(),
+    hold,
   );
 }
 

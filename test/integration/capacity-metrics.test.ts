@@ -133,6 +133,18 @@ describe('mcp_edge_held_bytes', () => {
     expect(await until(held, (v) => v === 0, 'released')).toBe(0);
   });
 
+  it('lets a body go when its client leaves halfway', async () => {
+    const req = httpRequest(edge.url, {
+      method: 'POST',
+      headers: { ...MCP_POST_HEADERS, 'content-length': 4 * FIRST },
+    });
+    req.on('error', () => {});
+    req.write('x'.repeat(FIRST));
+    expect(await until(held, (v) => v === FIRST, 'the body read so far')).toBe(FIRST);
+    req.destroy();
+    expect(await until(held, (v) => v === 0, 'let go')).toBe(0);
+  });
+
   it('an HTTP upstream exports no stdio process families', async () => {
     const text = await (await fetch(edge.metricsUrl ?? '')).text();
     expect(text).not.toContain('mcp_edge_stdio_processes');
