@@ -10,12 +10,15 @@ import {
 } from './config/load.js';
 import type { EdgeConfig } from './config/schema.js';
 import { type FileWatch, watchFile } from './config/watch-file.js';
+import type { CapacitySources } from './metrics/capacity-gauges.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
 import type { ExchangeFilter } from './proxy/filters/exchange-filter.js';
 import { upstreamOf } from './upstream/select.js';
+import type { StdioUpstream } from './upstream/stdio-upstream.js';
 import type { Upstream } from './upstream/upstream.js';
+import { packageVersion } from './version.js';
 
 export interface RunningEdge {
   edge: EdgeServer;
@@ -133,11 +136,24 @@ export function hostDecidesResourceWarning(config: EdgeConfig): string | undefin
   return "upstream.oauth.discovery is on, and neither server.publicUrl nor server.allowedHosts is set: the resource URL in OAuth discovery documents and 401 challenges is taken from each request's Host header, which any client can set. Set server.publicUrl to the URL clients use (or list server.allowedHosts), or set upstream.oauth.discovery: false if the MCP server is not OAuth-protected";
 }
 
+/** A stdio upstream's children alive and its bound, for the process gauges. */
+function stdioCapacity(config: EdgeConfig, upstream: Upstream): Pick<CapacitySources, 'stdio'> {
+  const stdio = config.upstream.stdio;
+  const pids = (upstream as Partial<StdioUpstream>).pids;
+  if (stdio === undefined || pids === undefined) return {};
+  return { stdio: { alive: () => pids().length, limit: stdio.maxProcesses } };
+}
+
 export async function startEdge(
   loaded: LoadedConfig,
   logger?: Logger,
-  /** filters: an embedding program's own exchange filters, run after the edge's. */
-  options: { watch?: boolean; filters?: readonly ExchangeFilter[] } = {},
+  options: {
+    watch?: boolean;
+    /** Ask the upstream once at start whether it is ready, so the log says so (default true). */
+    probeUpstream?: boolean;
+    /** An embedding program's own exchange filters, run after the edge's. */
+    filters?: readonly ExchangeFilter[];
+  } = {},
 ): Promise<RunningEdge> {
   const { config } = loaded;
   const log = logger ?? createLogger(config.logging.level);
@@ -156,6 +172,7 @@ export async function startEdge(
     ...(metrics ? { metrics } : {}),
     ...(options.filters ? { filters: options.filters } : {}),
   });
+  metrics?.watchCapacity({ heldBytes: () => edge.held.total, ...stdioCapacity(config, upstream) });
 
   // The metrics listener first: once the MCP listener is up (and has said so), nothing else can fail.
   let metricsServer: { url: string; close(): Promise<void> } | undefined;
@@ -185,10 +202,20 @@ export async function startEdge(
   const url = `http://${host}:${port}${config.listen.path}`;
 
   log.info(
-    { upstream: upstream.label, metrics: metricsServer?.url, configSha256: loaded.sha256 },
+    {
+      version: packageVersion(),
+      node: process.versions.node,
+      upstream: upstream.label,
+      metrics: metricsServer?.url,
+      configSha256: loaded.sha256,
+    },
     `mcp-edge serving ${url}`,
   );
 
+  // The readiness check logs its verdict (an HTTP upstream: whether an MCP endpoint answers at upstream.url).
+  if (options.probeUpstream !== false) {
+    upstream.ready().catch((err: unknown) => log.warn({ err: String(err) }, 'the readiness check failed'));
+  }
   for (const warning of loaded.warnings ?? []) log.warn({ file: loaded.source }, warning);
   const hostWarning = hostDecidesResourceWarning(config);
   if (hostWarning !== undefined) log.warn({ keys: ['server.publicUrl', 'server.allowedHosts'] }, hostWarning);
@@ -250,8 +277,9 @@ export async function startEdge(
     async stop() {
       process.off('SIGHUP', onHangup);
       watcher?.close();
-      await edge.close();
+      const drained = await edge.close();
       await metricsServer?.close();
+      log.info({ version: packageVersion(), ...drained }, 'mcp-edge stopped');
     },
   };
 }

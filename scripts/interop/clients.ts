@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { connectV1Client, connectV2Client } from '../../test/support/clients.js';
 import { spawnNode } from '../../test/support/processes.js';
 
@@ -82,13 +83,28 @@ async function sdkCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A connection per request for the SDK clients, never a kept-alive one. An idle socket is closed by the
+ * server's keep-alive timer and trusted by the client's own: on a loaded machine the two timers drift apart,
+ * and a request sent on a socket the server has just closed fails as "fetch failed" (seen in a direct cell).
+ * With no idle socket there is no timer left to race.
+ */
+const FRESH_CONNECTIONS = new Agent({ pipelining: 0 });
+const freshConnectionFetch: typeof fetch = async (url, init) =>
+  (await undiciFetch(url as string | URL, {
+    ...(init as Parameters<typeof undiciFetch>[1]),
+    dispatcher: FRESH_CONNECTIONS,
+  })) as unknown as Response;
+
 const v1Driver: ClientDriver = {
   name: 'sdk-v1',
   label: '@modelcontextprotocol/sdk 1.32 Client',
   concurrentCalls: false,
   callTimeoutMs: 30_000,
   async connect(url) {
-    const { client, close } = await sdkCall(() => connectV1Client(url, { name: 'interop-matrix-v1' }));
+    const { client, close } = await sdkCall(() =>
+      connectV1Client(url, { name: 'interop-matrix-v1', fetch: freshConnectionFetch }),
+    );
     return {
       listTools: () => sdkCall(async () => (await client.listTools()).tools.map((tool) => tool.name)),
       callTool: (name, args) =>
@@ -115,7 +131,9 @@ const v2Driver: ClientDriver = {
   concurrentCalls: false,
   callTimeoutMs: 30_000,
   async connect(url) {
-    const { client, close } = await sdkCall(() => connectV2Client(url, { name: 'interop-matrix-v2' }));
+    const { client, close } = await sdkCall(() =>
+      connectV2Client(url, { name: 'interop-matrix-v2', fetch: freshConnectionFetch }),
+    );
     return {
       listTools: () => sdkCall(async () => (await client.listTools()).tools.map((tool) => tool.name)),
       callTool: (name, args) =>

@@ -19,8 +19,9 @@ const utf8 = new TextDecoder('utf-8');
 const STDERR_KEPT = 20;
 
 /**
- * The edge's stdio log (the child's stderr lines, why it ended), kept as the last few lines instead of
- * printed: audit's output is its report, and these explain a server that could not be initialized.
+ * The child's stderr lines from the edge's stdio log, kept as the last few lines instead of printed: audit's
+ * output is its report, and these explain a server that could not be initialized. The edge's own lines about
+ * the child (its start, its exit) are not the server's words: why it ended is in the audit's error already.
  */
 function recentLog(kept: string[]): pino.Logger {
   const sink = new Writable({
@@ -28,8 +29,9 @@ function recentLog(kept: string[]): pino.Logger {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line === '') continue;
         try {
-          const record = JSON.parse(line) as { stderr?: unknown; msg?: unknown };
-          kept.push(String(record.stderr ?? record.msg));
+          const record = JSON.parse(line) as { stderr?: unknown };
+          if (record.stderr === undefined) continue;
+          kept.push(String(record.stderr));
         } catch {
           kept.push(line);
         }

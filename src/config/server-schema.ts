@@ -61,7 +61,7 @@ export const CORS_DEFAULT_ALLOWED_HEADERS = [
   'mcp-method',
   'mcp-name',
 ] as const;
-export const CORS_DEFAULT_EXPOSED_HEADERS = ['mcp-session-id', 'www-authenticate'] as const;
+export const CORS_DEFAULT_EXPOSED_HEADERS = ['mcp-session-id', 'www-authenticate', 'x-request-id'] as const;
 export const CORS_METHODS = ['POST', 'GET', 'DELETE'] as const;
 
 /** An allowed request header: a header name, or a prefix ending in "*" (mcp-param-*). */

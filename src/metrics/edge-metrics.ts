@@ -2,8 +2,6 @@
 // proxy makes per exchange. Hot-path calls look up a cached prom-client child by a short string key; the
 // label object and the child are built once per distinct label set.
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ceilingsIn } from '../core/ceilings.js';
-import { resolvedCeiling, resolveLimits } from '../core/limits.js';
 import type { Outcome } from '../core/outcome.js';
 import type {
   Direction,
@@ -17,6 +15,8 @@ import type {
 } from '../core/types.js';
 import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
+import { type CapacitySources, watchCapacity, withoutStdioFamilies } from './capacity-gauges.js';
+import { configuredCeilings, namesInPolicy } from './configured-ceilings.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
 import { type CounterCell, counterCell, type HistogramCell, histogramCell } from './fast-children.js';
 import { boundHttpMethod, boundStatus, LabelGuard, type ToolLabels, toolLabelGuard } from './label-guard.js';
@@ -51,6 +51,8 @@ export interface EdgeMetrics extends ToolRecorders {
    * tool override that lifts the ceiling still shadows the tenant's base ceiling in the headroom joins.
    */
   setLimits(policy: LimitPolicy, tenants: string[]): void;
+  /** mcp_edge_held_bytes and the stdio process gauges read from their owners at each scrape. */
+  watchCapacity(sources: CapacitySources): void;
 }
 
 export interface EdgeMetricsOptions {
@@ -74,9 +76,6 @@ export const DEFAULT_MAX_TOOL_LABELS = 200;
 export const DEFAULT_MAX_METHOD_LABELS = 100;
 export const DEFAULT_NEAR_CEILING_PERCENT = 80;
 
-/** mcp_edge_limit_bytes carries the byte ceilings of the table; a count ceiling shows in mcp_edge_limit_exceeded_total. */
-const BYTE_CEILINGS = ceilingsIn('bytes');
-
 const CHANNEL_NAMES: readonly ResultChannelName[] = [
   'content_text',
   'content_image',
@@ -85,58 +84,6 @@ const CHANNEL_NAMES: readonly ResultChannelName[] = [
   'content_resource',
   'structured',
 ];
-
-/** One configured ceiling as exported on mcp_edge_limit_bytes. `bytes` is +Inf when the ceiling is off. */
-export interface ConfiguredCeiling {
-  tenant: string;
-  limit: LimitName;
-  method: string;
-  tool: string;
-  bytes: number;
-}
-
-/** A tool override applies to tools/call: that is the method its gauge is labelled with and resolved for. */
-const TOOL_METHOD = 'tools/call';
-
-function overrideNames(policy: LimitPolicy, tenant: string, layer: 'methods' | 'tools'): string[] {
-  const own = Object.hasOwn(policy.tenants, tenant) ? policy.tenants[tenant]?.limits?.[layer] : undefined;
-  return [...new Set([...Object.keys(policy.defaults[layer] ?? {}), ...Object.keys(own ?? {})])];
-}
-
-/** Every ceiling to export: each tenant's base, then one per configured method and tool override. */
-export function configuredCeilings(policy: LimitPolicy, tenants: readonly string[]): ConfiguredCeiling[] {
-  const ceilings: ConfiguredCeiling[] = [];
-  for (const tenant of tenants) {
-    const probes = [
-      { method: '', tool: '' },
-      ...overrideNames(policy, tenant, 'methods').map((method) => ({ method, tool: '' })),
-      ...overrideNames(policy, tenant, 'tools').map((tool) => ({ method: TOOL_METHOD, tool })),
-    ];
-    for (const probe of probes) {
-      const effective = resolveLimits(policy, {
-        tenant,
-        method: probe.method === '' ? undefined : probe.method,
-        tool: probe.tool === '' ? undefined : probe.tool,
-      });
-      for (const ceiling of BYTE_CEILINGS) {
-        const bytes = resolvedCeiling(effective, ceiling).value ?? Number.POSITIVE_INFINITY;
-        ceilings.push({ tenant, limit: ceiling.name, ...probe, bytes });
-      }
-    }
-  }
-  return ceilings;
-}
-
-/** The method and tool names a policy mentions: they keep their own label values past the cap. */
-function namesInPolicy(policy: LimitPolicy, layer: 'methods' | 'tools'): Set<string> {
-  const names = new Set(Object.keys(policy.defaults[layer] ?? {}));
-  for (const tenant of Object.values(policy.tenants)) {
-    for (const name of Object.keys(tenant.limits?.[layer] ?? {})) names.add(name);
-  }
-  // Tool override gauges are labelled method="tools/call": keep that value too.
-  if (layer === 'methods') names.add(TOOL_METHOD);
-  return names;
-}
 
 /** Stores a new child and returns it. Used as `cache.get(key) ?? remember(cache, key, family.labels(...))`, so the
  * label object and the child are only built on a miss (no closure per call). */
@@ -308,6 +255,7 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
   };
   const families = createFamilies(registry, { tokenHistograms: recording.tokens });
   recordRuntimeInfo(registry, families);
+  withoutStdioFamilies(registry);
   const guards: Guards = {
     method: new LabelGuard(opts.maxMethodLabels ?? DEFAULT_MAX_METHOD_LABELS),
     tool: toolLabelGuard(opts.maxToolLabels ?? DEFAULT_MAX_TOOL_LABELS, opts.toolLabels ?? 'all'),
@@ -397,5 +345,6 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
         );
       }
     },
+    watchCapacity: (sources) => watchCapacity(registry, families, sources),
   };
 }

@@ -57,6 +57,9 @@ export const METRIC_NAMES = Object.freeze({
   configLastReloadSuccess: 'mcp_edge_config_last_reload_success',
   configLastReloadTimestamp: 'mcp_edge_config_last_reload_timestamp_seconds',
   memoryLimit: 'mcp_edge_memory_limit_bytes',
+  heldBytes: 'mcp_edge_held_bytes',
+  stdioProcesses: 'mcp_edge_stdio_processes',
+  stdioProcessesLimit: 'mcp_edge_stdio_processes_limit',
 });
 
 /** What the operator chose to export (metrics.tokenHistograms); the rest of the families are always there. */
@@ -232,6 +235,21 @@ export function createFamilies(registry: Registry, options: FamilyOptions = {}) 
     memoryLimit: new Gauge({
       name: METRIC_NAMES.memoryLimit,
       help: 'The memory limit of the container or cgroup mcp-edge runs in, in bytes (absent when there is none). Compare with process_resident_memory_bytes.',
+      registers,
+    }),
+    heldBytes: new Gauge({
+      name: METRIC_NAMES.heldBytes,
+      help: 'Bytes the edge holds in flight now: request bodies being read, JSON answers held until judged, the SSE event being framed. The in-flight term of the memory formula (docs/operations.md, Sizing memory).',
+      registers,
+    }),
+    stdioProcesses: new Gauge({
+      name: METRIC_NAMES.stdioProcesses,
+      help: 'stdio MCP server processes alive now (a stdio upstream only).',
+      registers,
+    }),
+    stdioProcessesLimit: new Gauge({
+      name: METRIC_NAMES.stdioProcessesLimit,
+      help: 'upstream.stdio.maxProcesses: the children the edge may run at once (a stdio upstream only). Divide mcp_edge_stdio_processes by it for the share in use.',
       registers,
     }),
   };

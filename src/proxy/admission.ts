@@ -45,7 +45,7 @@ function refusalBeforeTenant(runtime: EdgeRuntime, request: AdmissionRequest): E
  * when the tenant is not known, so the refusal is logged and counted).
  */
 export function admit(
-  ctx: Pick<EdgeContext, 'filters'>,
+  ctx: Pick<EdgeContext, 'filters'> & Partial<Pick<EdgeContext, 'untrustedHeaders'>>,
   runtime: EdgeRuntime,
   request: AdmissionRequest,
 ): Admission | Promise<Admission> {
@@ -58,6 +58,7 @@ export function admit(
     refusal: EdgeHttpError | undefined,
     untrustedTenantHeader: boolean,
   ): Admission => {
+    if (untrustedTenantHeader) ctx.untrustedHeaders?.note(request.peer);
     const filtered = ctx.filters.admit(exchange, { untrustedTenantHeader, refused: refusal !== undefined });
     const answer = refusal ?? filtered;
     return answer === undefined ? { ok: true, exchange } : { ok: false, exchange, refusal: answer };
@@ -69,7 +70,9 @@ export function admit(
       const refusal = edgeRefusal(401, 'unauthenticated', decision.message, null, {
         'www-authenticate': decision.wwwAuthenticate,
       });
-      return decide(begin(runtime.defaultTenant), refusal, decision.untrustedHeader);
+      const exchange = begin(runtime.defaultTenant);
+      exchange.authFailure = decision.reason;
+      return decide(exchange, refusal, decision.untrustedHeader);
     }
     return decide(begin(decision.tenant), undefined, decision.untrustedHeader);
   };

@@ -13,6 +13,7 @@ import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { type Exchange, holdBounds, judgeContext } from './exchange.js';
+import type { Hold } from './held-bytes.js';
 import { endedByEdge } from './local-reply.js';
 
 /** How much of a refused body is read and dropped (never held) so the client sees the 413. */
@@ -99,12 +100,14 @@ function readUpTo(
   onOver: (size: number, id: JsonRpcId | undefined) => EdgeError,
   settle: BodyDone,
   guard: Guard,
+  hold: Hold | undefined,
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
   const onData = guard((chunk: Buffer) => {
     size += chunk.length;
     chunks.push(chunk);
+    hold?.set(size);
     if (ceiling === null || size <= ceiling) return;
     // Stop holding here: the id is recovered only if it came early in the body.
     payload.off('data', onData);
@@ -146,16 +149,20 @@ export interface BodyRequest {
  * every request.
  */
 export function readBoundedBody(
-  ctx: Pick<EdgeContext, 'sessions' | 'log'>,
+  ctx: Pick<EdgeContext, 'sessions' | 'log'> & Partial<Pick<EdgeContext, 'held'>>,
   request: BodyRequest,
   payload: Readable,
   answer: BodyDone,
 ): void {
   const exchange = request.exchange;
   let answered = false;
+  // Counted in mcp_edge_held_bytes while it is read, let go however reading ends (what the upstream's send
+  // holds after is undici's).
+  const hold = ctx.held?.hold();
   const done: BodyDone = (refusal, body) => {
     if (answered) return;
     answered = true;
+    hold?.release();
     answer(refusal, body);
   };
   // The body's listeners and timer run outside Fastify's try/catch: what they throw is this request's 500
@@ -205,6 +212,7 @@ export function readBoundedBody(
       else done(judgedBody(ctx, exchange, body), body);
     },
     guard,
+    hold,
   );
 }
 

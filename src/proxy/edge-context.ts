@@ -5,9 +5,11 @@ import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
 import type { SessionStore } from '../inspect/session-store.js';
+import type { UntrustedHeaderLog } from '../tenancy/untrusted-header-log.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { Exchange } from './exchange.js';
 import type { FilterChain } from './filters/exchange-filter.js';
+import type { HeldBytes } from './held-bytes.js';
 import type { SilenceWatch } from './silence-watch.js';
 
 declare module 'fastify' {
@@ -38,6 +40,10 @@ export interface EdgeContext {
   answerSilence: SilenceWatch;
   /** One timer for the silence inside every JSON answer's body (upstream.timeouts.body). */
   bodySilence: SilenceWatch;
+  /** Logs the first ignored tenant header of each peer per minute. */
+  untrustedHeaders: UntrustedHeaderLog;
+  /** The bytes the edge holds in flight now (mcp_edge_held_bytes). */
+  held: HeldBytes;
 }
 
 /** Sends JSON-RPC errors upstream for server requests the edge dropped, so the server does not wait. */

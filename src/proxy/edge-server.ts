@@ -17,12 +17,14 @@ import { asError, EXCHANGE_FAILED, guardWith } from '../core/guard.js';
 import { headerValue } from '../core/headers.js';
 import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
+import { UntrustedHeaderLog } from '../tenancy/untrusted-header-log.js';
 import { upstreamOf } from '../upstream/select.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { type Admission, admit } from './admission.js';
 import { readBoundedBody } from './body-reader.js';
 import { trackConnections } from './connections.js';
 import { installCors } from './cors.js';
+import { Drain, type DrainReport } from './drain.js';
 import type { EdgeContext, RelayedStream } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
@@ -30,8 +32,10 @@ import { recordExchangeEnd } from './exchange-end.js';
 import { filterChainOf } from './filters/chosen.js';
 import type { ExchangeFilter } from './filters/exchange-filter.js';
 import { getAnsweredByEdge } from './get-streams.js';
+import { HeldBytes } from './held-bytes.js';
 import { replyWriter, respondLocally } from './local-reply.js';
 import { filterRequest } from './request-filters.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 import { SilenceWatch } from './silence-watch.js';
 import { registerMcpRoutes } from './upstream-call.js';
 import { registerOAuthRoutes } from './well-known.js';
@@ -51,9 +55,12 @@ export interface EdgeServerOptions {
 export interface EdgeServer {
   app: FastifyInstance;
   listen(): Promise<string>;
-  close(): Promise<void>;
+  /** Stops accepting, drains what is in flight (server.timeouts.shutdownGrace); says what was drained. */
+  close(): Promise<DrainReport>;
   /** Swap the limit policy; exchanges in flight keep the one they started with. */
   replacePolicy(config: EdgeConfig): void;
+  /** The bytes held in flight now (mcp_edge_held_bytes). */
+  readonly held: HeldBytes;
 }
 
 export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOptions): Promise<EdgeServer> {
@@ -69,8 +76,11 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     upstream,
     answerSilence: new SilenceWatch(config.upstream.timeouts.answerStream),
     bodySilence: new SilenceWatch(config.upstream.timeouts.body),
+    untrustedHeaders: new UntrustedHeaderLog(log),
+    held: new HeldBytes(),
   };
   let runtime = runtimeOf(config);
+  const drain = new Drain();
   /** GET exchanges (standalone streams) still waiting for the upstream's answer. */
   const waitingGets = new Set<FastifyReply>();
   const { server: serverConfig } = config;
@@ -79,6 +89,9 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     loggerInstance: log as FastifyBaseLogger,
     // mcp-edge writes its own single line per exchange (recordExchangeEnd).
     logController: new LogController({ disableRequestLogging: true }),
+    // One place decides the request id (request-id.ts); Fastify's own header handling would take any value.
+    requestIdHeader: false,
+    genReqId: (req) => requestIdOf(req.headers),
     exposeHeadRoutes: false,
     bodyLimit: Number.MAX_SAFE_INTEGER,
     keepAliveTimeout: serverConfig.timeouts.keepAlive,
@@ -102,6 +115,8 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   // Callback hooks where nothing waits: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {
     connections.track(request, reply);
+    // On the raw response, so every answer carries it: Fastify's, a relay's (hijacked), a stream's.
+    reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
     done();
   });
 
@@ -206,10 +221,16 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return;
     }
     // Every exchange, admitted or refused, ends with its one log line and count when its response closes.
+    drain.opened(request);
     reply.raw.once(
       'close',
       afterClose(request)(() => {
-        if (request.exchange !== undefined) recordExchangeEnd(request, reply, request.exchange, ctx.filters);
+        const exchange = request.exchange;
+        // A client that left before admission decided (a JWT's keys still loading) had no exchange yet.
+        drain.closed(
+          request,
+          exchange !== undefined ? recordExchangeEnd(request, reply, exchange, ctx.filters) : 'client_closed',
+        );
       }),
     );
     const admission = admit(ctx, runtime, {
@@ -260,12 +281,14 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   return {
     app,
+    held: ctx.held,
     async listen() {
       return app.listen({ host: config.listen.host, port: config.listen.port });
     },
     async close() {
       // Stop accepting. GET streams (long-lived, resumable) end now; POST streams get the grace period, then
       // end cleanly with errors for what still waits, and the connections close once that has been written.
+      drain.begin(streams.size);
       const closing = app.close();
       // Connections that finish their last exchange during shutdown close at once, not after keepAlive.
       const sweep = setInterval(() => connections.closeIdle(), 200);
@@ -285,6 +308,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       await closing;
       clearTimeout(timer);
       clearInterval(sweep);
+      return drain.report();
     },
     replacePolicy(next: EdgeConfig) {
       runtime = runtimeOf(next);

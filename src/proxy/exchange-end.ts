@@ -17,17 +17,18 @@ export function outcomeOf(exchange: Exchange, responseComplete: boolean): Outcom
   return exchange.summary.rejectedResponses > 0 ? 'response_replaced' : 'forwarded';
 }
 
-/** Called once, when the exchange's response has closed. */
+/** Called once, when the exchange's response has closed; returns how it ended. */
 export function recordExchangeEnd(
   request: FastifyRequest,
   reply: FastifyReply,
   exchange: Exchange,
   filters: FilterChain,
-): void {
+): Outcome {
   const res = reply.raw;
   const complete = res.writableFinished;
+  const outcome = outcomeOf(exchange, complete);
   filters.end(exchange, {
-    outcome: outcomeOf(exchange, complete),
+    outcome,
     status: res.headersSent ? res.statusCode : CLIENT_CLOSED_STATUS,
     httpMethod: request.method,
     path: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
@@ -35,5 +36,7 @@ export function recordExchangeEnd(
     responseBytes: request.raw.socket.bytesWritten - exchange.wireBytesBefore,
     durationMs: Number(process.hrtime.bigint() - exchange.startedAt) / 1e6,
     log: request.log as unknown as Logger,
+    clientAddress: request.socket.remoteAddress,
   });
+  return outcome;
 }

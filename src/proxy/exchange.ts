@@ -13,7 +13,7 @@ import { combineObservers, ExchangeSummary, type InspectionObserver } from '../i
 import { PendingRequests } from '../inspect/pending-requests.js';
 import type { RequestMessage } from '../inspect/request-body.js';
 import type { SessionStore } from '../inspect/session-store.js';
-import { TenantResolver } from '../tenancy/tenant-resolver.js';
+import { type AuthFailure, TenantResolver } from '../tenancy/tenant-resolver.js';
 import { TrustedProxies } from '../tenancy/trusted-peers.js';
 import type { UpstreamExchange } from '../upstream/upstream.js';
 
@@ -113,6 +113,10 @@ export interface Exchange {
   upstreamHeaders?: Record<string, string> | undefined;
   /** The exchange as the upstream sees it, built once, when the upstream first asks (upstreamView). */
   upstream?: UpstreamExchange | undefined;
+  /** The host its messages were judged under (its session's, else its User-Agent's), for the log line. */
+  host?: string | undefined;
+  /** Why admission refused it a 401 (src/tenancy), for the log line. */
+  authFailure?: AuthFailure | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -150,6 +154,8 @@ export function startExchange(
     request: undefined,
     upstreamHeaders: undefined,
     upstream: undefined,
+    host: undefined,
+    authFailure: undefined,
   };
 }
 
@@ -164,6 +170,7 @@ export function judgeContext(
   sessions: SessionStore,
 ): JudgeContext {
   const session = exchange.sessionId !== undefined ? sessions.known(exchange.sessionId) : undefined;
+  exchange.host ??= session?.host ?? exchange.runtime.hosts.hostOf(exchange.userAgentProduct);
   // Whole object literals of one shape: a spread of a shared base falls on V8's slow clone path.
   if (direction === 'request') {
     // Requests from the client are answered by the server: remember them for this exchange.
@@ -174,7 +181,7 @@ export function judgeContext(
       mode: exchange.mode,
       observer: exchange.observer,
       hosts: exchange.hostJudge,
-      host: session?.host ?? exchange.runtime.hosts.hostOf(exchange.userAgentProduct),
+      host: exchange.host,
       noteHost: (host: string) => {
         exchange.initializedHost = host;
       },

@@ -23,7 +23,8 @@ class StalledBodyError extends Error {
   }
 }
 
-export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'>;
+export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'> &
+  Partial<Pick<EdgeContext, 'held'>>;
 
 export function relayJson(
   ctx: JsonRelayContext,
@@ -41,6 +42,8 @@ export function relayJson(
   );
   /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
   let streaming = false;
+  /** The body held until it is judged (mcp_edge_held_bytes); let go once it is sent, replaced or dropped. */
+  const hold = ctx.held?.hold();
   // A JSON answer that stalls mid-body would leave the client waiting: past the body timeout it gets a 504.
   const silence = ctx.bodySilence.watch(
     guard(() => source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body))),
@@ -50,6 +53,7 @@ export function relayJson(
     'close',
     guard(() => {
       silence.stop();
+      hold?.release();
       if (!source.destroyed) source.destroy();
     }),
   );
@@ -72,7 +76,11 @@ export function relayJson(
   const onData = guard((chunk: Buffer) => {
     silence.touch();
     const out = inspector.push(chunk);
-    if (out.action === 'hold') return;
+    if (out.action === 'hold') {
+      hold?.set(inspector.heldBytes);
+      return;
+    }
+    hold?.release();
     if (out.action === 'forward') {
       stream(out);
       return;
@@ -88,6 +96,7 @@ export function relayJson(
     'end',
     guard(() => {
       silence.stop();
+      hold?.release();
       const out = inspector.end();
       if (streaming) {
         raw.end();
@@ -101,6 +110,7 @@ export function relayJson(
     'error',
     guard((err: Error) => {
       silence.stop();
+      hold?.release();
       if (streaming) {
         raw.destroy(err);
         return;

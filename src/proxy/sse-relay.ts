@@ -23,7 +23,8 @@ function isAbort(err: Error): boolean {
 export type SseRelayContext = Pick<
   EdgeContext,
   'config' | 'filters' | 'sessions' | 'streams' | 'upstream' | 'answerSilence'
->;
+> &
+  Partial<Pick<EdgeContext, 'held'>>;
 
 export function relaySse(
   ctx: SseRelayContext,
@@ -49,6 +50,8 @@ export function relaySse(
   let lostDetail: string | undefined;
   let stopped = false;
   let finished = false;
+  /** The event being framed (mcp_edge_held_bytes). */
+  const hold = ctx.held?.hold();
 
   client.start();
   const writer = new CoalescedWriter(
@@ -111,6 +114,7 @@ export function relaySse(
       if (stopped) return;
       armStall();
       const out = inspector.push(chunk);
+      hold?.set(inspector.heldBytes);
       emit(out);
       if (out.action === 'drop') stop(undefined, undefined);
     }),
@@ -137,6 +141,7 @@ export function relaySse(
   function release(): void {
     if (released) return;
     released = true;
+    hold?.release();
     disarmStall();
     ctx.streams.delete(stream);
     streamClosed();

@@ -14,9 +14,33 @@ import {
 import type { ApiKeyResolverConfig, EdgeConfig, JwtResolverConfig } from '../config/schema.js';
 import { TrustedProxies } from './trusted-peers.js';
 
+/** Why a request was refused with a 401, as the log says it: never the credential itself. */
+export type AuthFailure =
+  | 'no_credential'
+  | 'unknown_key'
+  | 'not_a_jwt'
+  | 'malformed_token'
+  | 'bad_signature'
+  | 'unknown_signing_key'
+  | 'algorithm_not_allowed'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'wrong_audience'
+  | 'wrong_issuer'
+  | 'missing_claim'
+  | 'unknown_tenant'
+  | 'invalid_token';
+
 export type TenantDecision =
   | { ok: true; tenant: string; untrustedHeader: boolean }
-  | { ok: false; status: 401; message: string; wwwAuthenticate: string; untrustedHeader: boolean };
+  | {
+      ok: false;
+      status: 401;
+      message: string;
+      wwwAuthenticate: string;
+      untrustedHeader: boolean;
+      reason: AuthFailure;
+    };
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -24,7 +48,7 @@ type Headers = Record<string, string | string[] | undefined>;
 type ResolverFinding =
   | { kind: 'identified'; tenant: string }
   | { kind: 'absent'; untrustedHeader?: boolean }
-  | { kind: 'rejected'; message: string; wwwAuthenticate: string };
+  | { kind: 'rejected'; message: string; wwwAuthenticate: string; reason: AuthFailure };
 
 /** What the upstream gets of the headers the resolvers read: some stop at the edge, some the edge sets. */
 export interface UpstreamIdentity {
@@ -117,9 +141,35 @@ function apiKeyResolver(config: ApiKeyResolverConfig['apiKey'], jwtFollows: bool
         kind: 'rejected',
         message: `The API key in ${config.header} is not valid for this mcp-edge`,
         wwwAuthenticate: config.bearer ? 'Bearer error="invalid_token"' : 'ApiKey',
+        reason: 'unknown_key',
       };
     },
   };
+}
+
+/** What jose's verification error means for the operator (its codes and the claim it names). */
+export function jwtFailure(err: unknown): AuthFailure {
+  const { code, claim, reason } = err as { code?: unknown; claim?: unknown; reason?: unknown };
+  switch (code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'expired';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'bad_signature';
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+      return 'unknown_signing_key';
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'algorithm_not_allowed';
+    case 'ERR_JWS_INVALID':
+    case 'ERR_JWT_INVALID':
+      return 'malformed_token';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (claim === 'aud') return 'wrong_audience';
+      if (claim === 'iss') return 'wrong_issuer';
+      if (claim === 'nbf') return 'not_yet_valid';
+      return reason === 'missing' ? 'missing_claim' : 'invalid_token';
+    default:
+      return 'invalid_token';
+  }
 }
 
 function jwtKeySource(config: JwtResolverConfig['jwt']): Uint8Array | JWTVerifyGetKey {
@@ -145,9 +195,10 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
     ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
     ...(config.audience !== undefined ? { audience: config.audience } : {}),
   };
-  const refuse = (message: string): ResolverFinding => ({
+  const refuse = (message: string, reason: AuthFailure): ResolverFinding => ({
     kind: 'rejected',
     message,
+    reason,
     wwwAuthenticate: `Bearer error="invalid_token", error_description="${message.replace(/"/g, "'")}"`,
   });
   return {
@@ -165,6 +216,7 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
         return config.opaqueTokens === 'reject'
           ? refuse(
               'The bearer token is not a JWT, and this mcp-edge accepts JWTs only (jwt.opaqueTokens: reject)',
+              'not_a_jwt',
             )
           : ABSENT;
       }
@@ -177,11 +229,14 @@ function jwtResolver(config: JwtResolverConfig['jwt'], known: ReadonlySet<string
         payload = verified.payload;
       } catch (err) {
         const code = (err as { code?: string }).code ?? 'ERR_JWT_INVALID';
-        return refuse(`The bearer token failed verification (${code})`);
+        return refuse(`The bearer token failed verification (${code})`, jwtFailure(err));
       }
       const claim = payload[config.claim];
       if (typeof claim !== 'string' || !known.has(claim)) {
-        return refuse(`The bearer token's "${config.claim}" claim does not name a tenant of this mcp-edge`);
+        return refuse(
+          `The bearer token's "${config.claim}" claim does not name a tenant of this mcp-edge`,
+          'unknown_tenant',
+        );
       }
       return { kind: 'identified', tenant: claim };
     },
@@ -256,6 +311,7 @@ export class TenantResolver {
           'This mcp-edge serves identified tenants only, and the request carries no credential it accepts',
         wwwAuthenticate: 'Bearer',
         untrustedHeader,
+        reason: 'no_credential',
       };
     }
     return { ok: true, tenant: this.tenancy.default, untrustedHeader };
@@ -271,6 +327,7 @@ export class TenantResolver {
         message: finding.message,
         wwwAuthenticate: finding.wwwAuthenticate,
         untrustedHeader,
+        reason: finding.reason,
       };
     }
     return undefined;

@@ -5,7 +5,6 @@
 // session it forgot) are relayed. Messages of the edge's own go by a plain POST; readiness is a TCP connect.
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import { connect } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { type Dispatcher, Pool } from 'undici';
@@ -13,6 +12,7 @@ import type { EdgeConfig } from '../config/schema.js';
 import { headerValue, upstreamRequestHeaders } from '../core/headers.js';
 import { basicAuthorization, redactUrl, withoutCredentials } from '../core/url-credentials.js';
 import { CallSlots, type Release, StreamSlots } from './connection-slots.js';
+import { mcpReadiness } from './http-readiness.js';
 import type { Upstream, UpstreamCall, UpstreamKind } from './upstream.js';
 
 /** Errors of a request written to a connection the upstream had already closed. */
@@ -64,7 +64,11 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
           log.warn({ err: String(err) }, 'could not send a message of the edge upstream'),
         );
     },
-    ready: () => tcpReachable(upstream, config.upstream.timeouts.connect),
+    ready: mcpReadiness(
+      { url: plainUrl, authorization: upstreamAuthorization, label: redactUrl(url) },
+      config,
+      log,
+    ),
   };
 }
 
@@ -205,20 +209,4 @@ function exchanges(
     if (method === 'GET') withStreamSlot(call, send);
     else withCallSlot(call, send);
   };
-}
-
-/** Readiness: can a TCP connection to the upstream be opened within the connect timeout? */
-function tcpReachable(upstream: URL, timeoutMs: number): Promise<boolean> {
-  const port = Number(upstream.port || (upstream.protocol === 'https:' ? 443 : 80));
-  const host = upstream.hostname.replace(/^\[|\]$/g, '');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs > 0 ? timeoutMs : 5000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }

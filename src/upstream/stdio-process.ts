@@ -43,6 +43,8 @@ export class StdioProcess {
   private readonly proc: ChildProcess;
   private readonly exitPromise: Promise<void>;
   private ended = false;
+  /** The edge asked it to end (stop()): its exit is expected, not a warning. */
+  private stopAsked = false;
   /** When the group was first sent SIGTERM: SIGKILL follows killGrace after it. */
   private termSentAt: number | undefined;
   private groupEnded: Promise<void> | undefined;
@@ -71,7 +73,13 @@ export class StdioProcess {
     this.proc.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     this.proc.stdout?.on('data', (chunk: Buffer) => options.onStdout(chunk));
     this.proc.stdin?.on('error', () => {}); // EPIPE once the child is gone: its exit tells the calls.
-    this.proc.once('spawn', () => options.onSpawn());
+    this.proc.once('spawn', () => {
+      options.log.info(
+        { session: options.sessionId, program: this.program, pid: this.proc.pid },
+        'stdio MCP server started',
+      );
+      options.onSpawn();
+    });
     if (this.proc.pid !== undefined) groupGuard.add(this.proc.pid, spec.killGrace, options.log);
     this.exitPromise = new Promise((resolve) => {
       this.proc.once('error', (err: NodeJS.ErrnoException) => {
@@ -86,6 +94,7 @@ export class StdioProcess {
       this.proc.once('exit', (code, signal) => {
         stderr.flush();
         this.droppedLineLog.summarize();
+        this.logExit(code, signal);
         this.end(
           signal !== null
             ? `the MCP server (${this.program}) was ended by ${signal}`
@@ -120,6 +129,7 @@ export class StdioProcess {
   /** stdin closed, SIGTERM to its process group, SIGKILL after the grace; resolves once all of it is gone. */
   async stop(reason: string): Promise<void> {
     if (!this.ended && this.proc.pid !== undefined) {
+      this.stopAsked = true;
       this.options.log.info(
         { session: this.options.sessionId, program: this.program, reason },
         'ending a stdio MCP server',
@@ -159,6 +169,20 @@ export class StdioProcess {
     // Nothing of it stays behind (a grandchild that ignores SIGTERM); an empty group's id is not signalled.
     if (groupAlive(pgid)) this.signal('SIGKILL');
     groupGuard.remove(pgid);
+  }
+
+  /** Its end, logged once: at info when the edge asked for it, at warn when it ended by itself. */
+  private logExit(code: number | null, signal: NodeJS.Signals | null): void {
+    const fields = {
+      session: this.options.sessionId,
+      program: this.program,
+      pid: this.proc.pid,
+      exitCode: code,
+      signal,
+      askedByEdge: this.stopAsked,
+    };
+    if (this.stopAsked) this.options.log.info(fields, 'stdio MCP server exited');
+    else this.options.log.warn(fields, 'stdio MCP server exited without being asked to');
   }
 
   private end(detail: string): void {

@@ -315,6 +315,43 @@ export const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    alert: 'McpEdgeStdioProcessesNearLimit',
+    // maxProcesses 16; 8 children, then 15 (94%) from minute 5 to 20, then 4. A pod with an HTTP upstream
+    // exports neither gauge and never alerts.
+    input_series: [
+      { series: series('mcp_edge_stdio_processes'), values: '8x4 15x15 4x10' },
+      { series: series('mcp_edge_stdio_processes_limit'), values: '16x29' },
+      {
+        series: series('mcp_edge_requests_total', {
+          pod: 'mcp-server-7d4b9-http',
+          tenant: 'acme',
+          http_method: 'POST',
+          status: '200',
+          outcome: 'forwarded',
+        }),
+        values: '0+60x29',
+      },
+    ],
+    evaluations: [
+      [4, []],
+      [
+        17,
+        [
+          {
+            exp_labels: { severity: 'warning', ...GROUPED },
+            exp_annotations: {
+              summary: 'mcp-edge runs 93.75% of its stdio processes',
+              description:
+                'The stdio MCP server children of job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q (http://127.0.0.1:3000/mcp) have been above 80% of upstream.stdio.maxProcesses for 10 minutes (93.75%). New sessions get a 503 once every slot is taken: raise maxProcesses if the memory allows, or lower upstream.stdio.idleTimeout so abandoned sessions end sooner.',
+              runbook_url: runbook('McpEdgeStdioProcessesNearLimit'),
+            },
+          },
+        ],
+      ],
+      [25, []],
+    ],
+  },
+  {
     alert: 'McpEdgeMemoryNearLimit',
     // A 704 MiB limit; RSS 500 MB, then 700 MB (95%) from minute 5 to 15, then 500 MB again. A second pod
     // without a memory limit at the same RSS never alerts.

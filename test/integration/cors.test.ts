@@ -88,7 +88,9 @@ describe('CORS with server.cors set: the edge answers', () => {
     expect(seen.length).toBeGreaterThan(1);
     for (const headers of seen) {
       expect(headers.get('access-control-allow-origin')).toBe(APP);
-      expect(headers.get('access-control-expose-headers')).toBe('mcp-session-id, www-authenticate');
+      expect(headers.get('access-control-expose-headers')).toBe(
+        'mcp-session-id, www-authenticate, x-request-id',
+      );
       expect(headers.get('vary')).toContain('Origin');
     }
     expect(upstream.requests.some((r) => r.method === 'OPTIONS')).toBe(false);

@@ -387,7 +387,10 @@ describe('headers and statuses pass as the transport needs', () => {
   });
 
   it('serves /healthz and /readyz (ready only while the upstream is reachable)', async () => {
-    const upstream = await startRawUpstream(() => ({ status: 200, chunks: [] }));
+    // Readiness asks the endpoint a JSON-RPC ping (test/integration/http-readiness.test.ts): it answers one.
+    const upstream = await startRawUpstream(() =>
+      jsonReply({ jsonrpc: '2.0', id: 'mcp-edge-readiness', result: {} }),
+    );
     const edge = track(await startTestEdge(upstream.url));
     const base = edge.url.replace(/\/mcp$/, '');
     expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -30,6 +30,9 @@ export interface TestEdgeOptions {
   metricsPort?: number;
   /** Exchange filters of the test's own, run after the edge's. */
   filters?: readonly ExchangeFilter[];
+  /** Ask the upstream at start whether it is an MCP endpoint, as `mcp-edge` does (default false: scripted
+   * upstreams count what they receive). */
+  probeUpstream?: boolean;
 }
 
 /** The YAML a test edge runs: a minimal base plus the test's own top-level keys. */
@@ -68,6 +71,7 @@ export async function startTestEdge(
   const running = await startEdge(loaded, createLogger('info', log.sink), {
     watch: extra.fromFile === true,
     ...(extra.filters ? { filters: extra.filters } : {}),
+    probeUpstream: extra.probeUpstream ?? false,
   });
   return {
     ...running,

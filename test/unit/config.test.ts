@@ -912,7 +912,7 @@ describe('server.publicUrl, server.cors and upstream.oauth', () => {
       allowedOrigins: ['https://app.example.com'],
       methods: ['POST', 'GET', 'DELETE'],
       allowedHeaders: ['content-type', 'mcp-param-*'],
-      exposedHeaders: ['mcp-session-id', 'www-authenticate'],
+      exposedHeaders: ['mcp-session-id', 'www-authenticate', 'x-request-id'],
       maxAge: 7_200_000,
     });
     const defaults = parseConfigText(

@@ -53,7 +53,7 @@ describe('CORS policy', () => {
     });
     expect(actualResponseHeaders(policy, 'https://a.example')).toEqual({
       'access-control-allow-origin': 'https://a.example',
-      'access-control-expose-headers': 'mcp-session-id, www-authenticate',
+      'access-control-expose-headers': 'mcp-session-id, www-authenticate, x-request-id',
     });
   });
 });

@@ -11,8 +11,10 @@ import { ClientResponse } from '../../src/proxy/client-response.js';
 import type { EdgeError } from '../../src/proxy/edge-error.js';
 import { type Exchange, runtimeOf, startExchange } from '../../src/proxy/exchange.js';
 import { filterChainOf } from '../../src/proxy/filters/chosen.js';
+import { HeldBytes } from '../../src/proxy/held-bytes.js';
 import { relayResponse, upstreamFailed } from '../../src/proxy/response-relay.js';
 import { SilenceWatch } from '../../src/proxy/silence-watch.js';
+import { UntrustedHeaderLog } from '../../src/tenancy/untrusted-header-log.js';
 import { httpUpstream } from '../../src/upstream/http-upstream.js';
 
 const { config } = parseConfigText(
@@ -44,6 +46,8 @@ function context() {
     upstream: httpUpstream(config, silentLogger as never),
     answerSilence: new SilenceWatch(config.upstream.timeouts.answerStream),
     bodySilence: new SilenceWatch(config.upstream.timeouts.body),
+    untrustedHeaders: new UntrustedHeaderLog(silentLogger as never),
+    held: new HeldBytes(),
   };
 }
 

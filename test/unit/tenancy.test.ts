@@ -126,3 +126,41 @@ describe('opaque bearer tokens with a jwt resolver', () => {
     expect(await reject.resolve({}, undefined)).toMatchObject({ ok: true, tenant: 'default' });
   });
 });
+
+describe('why a 401 (the log says it; the credential is never in it)', () => {
+  const jwt = resolverOf(`
+tenancy:
+  requireIdentified: true
+  resolve:
+    - apiKey: { header: x-api-key, tenants: { acme: [${sha256Hex(KEY)}] } }
+    - jwt: { secret: "${SECRET}", audience: mcp-edge, issuer: https://issuer.example, claim: tenant, opaqueTokens: reject }
+`);
+  const signed = (claims: Record<string, unknown>, key = SECRET, exp: string | number = '5m') =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(exp)
+      .sign(new TextEncoder().encode(key));
+  const good = { tenant: 'acme', aud: 'mcp-edge', iss: 'https://issuer.example' };
+  const reasonOf = async (headers: Record<string, string>) => {
+    const decision = await jwt.resolve(headers, '127.0.0.1');
+    return decision.ok ? 'ok' : decision.reason;
+  };
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  it('names each failure: no credential, unknown key, not a JWT, bad signature, expired, wrong audience and issuer, unknown tenant', async () => {
+    expect(await reasonOf(bearer(await signed(good)))).toBe('ok');
+    expect(await reasonOf({})).toBe('no_credential');
+    expect(await reasonOf({ 'x-api-key': 'not-a-key-of-this-edge' })).toBe('unknown_key');
+    expect(await reasonOf(bearer('opaque-token'))).toBe('not_a_jwt');
+    expect(await reasonOf(bearer(await signed(good, `${SECRET}-other`)))).toBe('bad_signature');
+    expect(await reasonOf(bearer(await signed(good, SECRET, Math.floor(Date.now() / 1000) - 600)))).toBe(
+      'expired',
+    );
+    expect(await reasonOf(bearer(await signed({ ...good, aud: 'another-service' })))).toBe('wrong_audience');
+    expect(await reasonOf(bearer(await signed({ ...good, iss: 'https://elsewhere.example' })))).toBe(
+      'wrong_issuer',
+    );
+    expect(await reasonOf(bearer(await signed({ ...good, tenant: 'nobody' })))).toBe('unknown_tenant');
+    expect(await reasonOf(bearer('e30.e30.'))).toBe('malformed_token');
+  });
+});

@@ -55,6 +55,8 @@ export interface ExchangeEnding {
   durationMs: number;
   /** The request's logger (it carries the request id). */
   log: Logger;
+  /** The client connection's remote address. */
+  clientAddress: string | undefined;
 }
 
 /** A refusal, or undefined to let the exchange on; a promise when the filter must wait (a shared store). */

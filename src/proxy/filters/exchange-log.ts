@@ -1,5 +1,5 @@
 // The exchange log line as an exchange filter: one line per exchange, written when its response closed.
-// Never a body or a credential in it.
+// Never a body or a credential in it; the request id is the logger's own field (reqId, request-id.ts).
 import type { Exchange } from '../exchange.js';
 import type { ExchangeEnding, ExchangeFilter } from './exchange-filter.js';
 
@@ -12,7 +12,15 @@ export function exchangeLogFilter(): ExchangeFilter {
       const s = exchange.summary;
       ending.log.info(
         {
+          client: ending.clientAddress,
+          session: exchange.sessionId,
+          // An initialize here names it; else its session's, else its User-Agent's (an exchange never judged).
+          host:
+            exchange.initializedHost ??
+            exchange.host ??
+            exchange.runtime.hosts.hostOf(exchange.userAgentProduct),
           tenant: exchange.tenant,
+          authFailure: exchange.authFailure,
           http: ending.httpMethod,
           path: ending.path,
           status: ending.status,
