@@ -124,7 +124,7 @@ function relayNext(
     relayResponse(ctx, exchange, client, {
       statusCode: status,
       headers: { 'content-type': contentType },
-      stream: source,
+      body: { kind: 'bytes', stream: source },
     });
   };
 }
