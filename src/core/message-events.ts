@@ -79,8 +79,10 @@ export class MessageSseItems {
       items.push({ type: 'oversized-start', heldData, id: undefined });
       if (bytes.length > room) items.push({ type: 'oversized-data', data: bytes.subarray(room) });
     } else {
-      for (const piece of framed) this.#raw.push(retainable(piece));
-      if (bytes.length > 0) this.#data.push(retainable(bytes));
+      // One kept copy (if any) serves both the forwarded bytes and the data that is judged.
+      const kept = retainable(bytes);
+      for (const piece of framed) this.#raw.push(piece === bytes ? kept : piece);
+      if (bytes.length > 0) this.#data.push(kept);
       this.#heldBytes += bytes.length;
     }
     if (event.last) items.push(this.#messageEnd(true));
