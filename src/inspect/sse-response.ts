@@ -1,9 +1,12 @@
 // Inspects an SSE response stream: every event is forwarded byte for byte as soon as it completes,
-// or replaced whole by an error event for the same id; never cut, never re-serialized.
+// or replaced whole by an error event for the same id; never cut, never re-serialized. Its events come from
+// an HTTP server's bytes (push: SseFramer finds them) or from messages the shell frames (pushMessage: each
+// message is one event, its bytes the message's with the SSE framing around them).
 import { decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
+import { type MessageEvent, MessageSseItems, sseFraming } from '../core/message-events.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
 import {
@@ -25,7 +28,9 @@ export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
 }
 
 export class SseResponseInspector {
-  readonly #framer: SseFramer;
+  /** Where the events come from: created by the first push of bytes or of a message. */
+  #framer: SseFramer | undefined;
+  #messages: MessageSseItems | undefined;
   #scanner: EnvelopeHeadScanner | undefined;
   /** The last three bytes sent to the client (-1: none yet), oldest first: where the client's parser stands. */
   #sent1 = -1;
@@ -48,11 +53,10 @@ export class SseResponseInspector {
     private readonly endsWithItsAnswers = false,
   ) {
     this.#holdBytes = holdBytes ?? Number.POSITIVE_INFINITY;
-    this.#framer = new SseFramer({ maxDataBytes: this.#holdBytes });
   }
 
   get heldBytes(): number {
-    return this.#framer.heldBytes;
+    return (this.#framer?.heldBytes ?? 0) + (this.#messages?.heldBytes ?? 0);
   }
 
   /** An oversized answer was replaced early and the rest of its event is being skipped: none of it can be delivered. */
@@ -60,12 +64,25 @@ export class SseResponseInspector {
     return this.#answeredEarly;
   }
 
+  /** Bytes of an SSE stream, as they arrived. */
   push(chunk: Uint8Array): RelayVerdict {
+    this.#framer ??= new SseFramer({ maxDataBytes: this.#holdBytes });
+    return this.#take(this.#framer.push(chunk), [chunk]);
+  }
+
+  /** An event of an answer made of messages: the client gets each message as one SSE event. */
+  pushMessage(event: MessageEvent): RelayVerdict {
+    this.#messages ??= new MessageSseItems(this.#holdBytes);
+    const framed = sseFraming(event, this.#messages.inMessage);
+    return this.#take(this.#messages.push(event, framed), framed);
+  }
+
+  /** The items of what arrived; `arrived` is its bytes for the client, as they come. */
+  #take(items: readonly SseItem[], arrived: readonly Uint8Array[]): RelayVerdict {
     const out = heldVerdict();
-    const items = this.#framer.push(chunk);
     if (this.ctx.mode === 'observe') {
       // Observe mode forwards the stream as it arrives; framing only feeds the measurements.
-      this.#send(out, chunk, false);
+      this.#forward(out, arrived);
       for (const item of items) this.#handle(item, heldVerdict());
       return out;
     }
@@ -80,7 +97,8 @@ export class SseResponseInspector {
   end(): RelayVerdict {
     const out = heldVerdict();
     const sink = this.ctx.mode === 'observe' ? heldVerdict() : out;
-    for (const item of this.#framer.end()) this.#handle(item, sink);
+    for (const item of this.#framer?.end() ?? []) this.#handle(item, sink);
+    for (const item of this.#messages?.end() ?? []) this.#handle(item, sink);
     return out;
   }
 

@@ -1,7 +1,8 @@
 // Relays an upstream application/json body through the JSON inspector: held up to the ceiling that can
 // apply to it, then forwarded byte for byte or replaced whole; a body that stalls or breaks off gets the
-// client a JSON-RPC error for its id instead of a cut connection.
-import type { Readable } from 'node:stream';
+// client a JSON-RPC error for its id instead of a cut connection. An answer made of messages is its one
+// message's pieces, judged as the chunks of a body; a message cut short is a body that broke off.
+import type { MessageEvent } from '../core/message-events.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import type { ClientResponse } from './client-response.js';
@@ -15,6 +16,7 @@ import {
   subjectsWaiting,
 } from './exchange.js';
 import { respondLocally } from './local-reply.js';
+import { type RelayedBody, sourceOf } from './relayed-answer.js';
 
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
 class StalledBodyError extends Error {
@@ -30,9 +32,11 @@ export function relayJson(
   ctx: JsonRelayContext,
   exchange: Exchange,
   client: ClientResponse,
-  source: Readable,
+  body: RelayedBody,
 ): void {
   const raw = client.raw;
+  const source = sourceOf(body);
+  const messages = body.kind === 'messages';
   // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
   const guard = client.guard;
   const inspector = new JsonResponseInspector(
@@ -73,9 +77,14 @@ export function relayJson(
     answerUpstream(ctx, exchange, out.toUpstream);
     client.sendWhole(out.toClient, out.action === 'forward' ? undefined : 200);
   };
-  const onData = guard((chunk: Buffer) => {
+  const onData = guard((item: Buffer | MessageEvent) => {
     silence.touch();
-    const out = inspector.push(chunk);
+    const event = messages ? (item as MessageEvent) : undefined;
+    if (event?.kind === 'cut') {
+      source.destroy(new Error(event.detail));
+      return;
+    }
+    const out = inspector.push(event?.kind === 'piece' ? event.bytes : (item as Buffer));
     if (out.action === 'hold') {
       hold?.set(inspector.heldBytes);
       return;

@@ -2,7 +2,7 @@
 // know it is real, decodes a compressed body (bounded by the same ceilings), and hands JSON bodies and SSE
 // streams to their relays. Anything else passes untouched, counted.
 import type { IncomingHttpHeaders } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import type { UpstreamFailureKind } from '../core/errors.js';
 import { contentCoding, headerValue, isEventStream, isJson } from '../core/headers.js';
@@ -13,30 +13,26 @@ import { acceptedBySession, type Exchange, onlyRequestWaiting } from './exchange
 import { takeGetStreamSlot } from './get-streams.js';
 import { relayJson } from './json-relay.js';
 import { respondLocally } from './local-reply.js';
+import { type RelayedAnswer, type RelayedBody, sourceOf } from './relayed-answer.js';
 import { relaySse } from './sse-relay.js';
 
-/** An answer whose body is bytes (an HTTP server's, or messages framed by message-framing.ts). */
-export interface ByteAnswer {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  stream: Readable;
-}
-
-function decodedStream(res: ByteAnswer): Readable {
+function decoded(res: RelayedAnswer): RelayedBody {
+  if (res.body.kind === 'messages') return res.body;
+  const stream = res.body.stream;
   switch (contentCoding(res.headers)) {
     case 'gzip':
-      return pipeline(res.stream, zlib.createGunzip(), () => {});
+      return { kind: 'bytes', stream: pipeline(stream, zlib.createGunzip(), () => {}) };
     case 'deflate':
-      return pipeline(res.stream, zlib.createInflate(), () => {});
+      return { kind: 'bytes', stream: pipeline(stream, zlib.createInflate(), () => {}) };
     case 'br':
-      return pipeline(res.stream, zlib.createBrotliDecompress(), () => {});
+      return { kind: 'bytes', stream: pipeline(stream, zlib.createBrotliDecompress(), () => {}) };
     default:
-      return res.stream;
+      return res.body;
   }
 }
 
 /** What the upstream's status says about the session the exchange named (or the one it just issued). */
-function noteSession(ctx: EdgeContext, method: string, exchange: Exchange, res: ByteAnswer): void {
+function noteSession(ctx: EdgeContext, method: string, exchange: Exchange, res: RelayedAnswer): void {
   const issued = headerValue(res.headers as IncomingHttpHeaders, 'mcp-session-id');
   if (exchange.sessionId === undefined && issued !== undefined && res.statusCode < 300)
     exchange.sessionId = issued;
@@ -51,11 +47,11 @@ export function relayResponse(
   ctx: EdgeContext,
   exchange: Exchange,
   client: ClientResponse,
-  res: ByteAnswer,
+  res: RelayedAnswer,
 ): void {
   if (client.closed) {
     // Answered meanwhile (shutdown) or the client is gone: the upstream's answer has nowhere to go.
-    res.stream.destroy();
+    sourceOf(res.body).destroy();
     return;
   }
   exchange.upstreamStatus = res.statusCode;
@@ -65,12 +61,15 @@ export function relayResponse(
   }
   noteSession(ctx, client.method, exchange, res);
   const contentType = res.headers['content-type'];
-  if (contentCoding(res.headers) === 'unsupported' || !(isEventStream(contentType) || isJson(contentType))) {
-    client.pipeFrom(res.stream);
+  if (
+    res.body.kind === 'bytes' &&
+    (contentCoding(res.headers) === 'unsupported' || !(isEventStream(contentType) || isJson(contentType)))
+  ) {
+    client.pipeFrom(res.body.stream);
     return;
   }
   if (!isEventStream(contentType)) {
-    relayJson(ctx, exchange, client, decodedStream(res));
+    relayJson(ctx, exchange, client, decoded(res));
     return;
   }
   let releaseSlot: (() => void) | undefined;
@@ -78,13 +77,13 @@ export function relayResponse(
     const slot = takeGetStreamSlot(ctx, exchange, client.log);
     if (typeof slot !== 'function') {
       // The session filled while this GET went upstream (or was not known then): its stream is let go.
-      res.stream.destroy();
+      sourceOf(res.body).destroy();
       respondLocally(exchange, client, slot);
       return;
     }
     releaseSlot = slot;
   }
-  relaySse(ctx, exchange, client, decodedStream(res), releaseSlot);
+  relaySse(ctx, exchange, client, decoded(res), releaseSlot);
 }
 
 type SinkFailure = Exclude<UpstreamFailureKind, 'failed'>;

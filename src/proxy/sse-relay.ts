@@ -1,8 +1,9 @@
-// Relays an upstream SSE stream to the client through the SSE inspector, writing to the client's response
-// directly (what one event-loop turn produced goes out as one write). However the stream ends (the upstream
+// Relays an upstream SSE stream (an HTTP server's bytes, or messages the client gets as SSE events) to the
+// client through the SSE inspector, writing to the client's response directly (what one event-loop turn
+// produced goes out as one write). However the stream ends (the upstream
 // finishes or breaks off, goes silent, the client leaves, shutdown), it ends once: the client's stream is
 // closed well-formed, every request still waiting gets an error, and the stream is let go.
-import type { Readable } from 'node:stream';
+import type { MessageEvent } from '../core/message-events.js';
 import type { Outcome } from '../core/outcome.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import { SseResponseInspector } from '../inspect/sse-response.js';
@@ -10,6 +11,7 @@ import { type ClientResponse, CoalescedWriter } from './client-response.js';
 import { answerUpstream, type EdgeContext, type RelayedStream } from './edge-context.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 import { endedByEdge } from './local-reply.js';
+import { type RelayedBody, sourceOf } from './relayed-answer.js';
 
 /** Why a stream the edge itself ended has left requests unanswered, as the client is told. */
 const ENDED_WITHOUT_ANSWER = 'the MCP server ended the stream without answering';
@@ -30,16 +32,18 @@ export function relaySse(
   ctx: SseRelayContext,
   exchange: Exchange,
   client: ClientResponse,
-  source: Readable,
+  body: RelayedBody,
   /** A GET stream's slot in its session (server.maxGetStreamsPerSession), let go with the stream. */
   releaseSlot?: () => void,
 ): void {
   const raw = client.raw;
+  const source = sourceOf(body);
   // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
   const guard = client.guard;
   const longLived = client.method === 'GET';
   const streamEvent = ctx.filters.streamEvent;
   const onEvent = streamEvent !== undefined ? () => streamEvent(exchange) : undefined;
+  const messages = body.kind === 'messages';
   const inspector = new SseResponseInspector(
     judgeContext(exchange, 'response', ctx.sessions),
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
@@ -110,10 +114,10 @@ export function relaySse(
   // Not pipeline(): a broken upstream must not cut the client's stream; it is finished cleanly instead.
   source.on(
     'data',
-    guard((chunk: Buffer) => {
+    guard((item: Buffer | MessageEvent) => {
       if (stopped) return;
       armStall();
-      const out = inspector.push(chunk);
+      const out = messages ? inspector.pushMessage(item as MessageEvent) : inspector.push(item as Buffer);
       hold?.set(inspector.heldBytes);
       emit(out);
       if (out.action === 'drop') stop(undefined, undefined);

@@ -1,8 +1,8 @@
 // The MCP endpoint's routes, for every kind of upstream: an admitted exchange, its body read and judged, is
 // checked against the session rules (session-rules.ts) and handed to the Upstream as an UpstreamCall. What
-// the upstream answers comes back here: its status and client-facing headers set, its body (framed by
-// message-framing.ts when it is messages) to the response relay, a failure or a refusal answered through
-// respondLocally. Everything an upstream hands the shell runs in its callbacks, outside Fastify's
+// the upstream answers comes back here: its status and client-facing headers set (message-framing.ts chooses
+// the content type of an answer made of messages), its body to the response relay, a failure or a refusal
+// answered through respondLocally. Everything an upstream hands the shell runs in its callbacks, outside Fastify's
 // try/catch: guarded.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,8 +20,9 @@ import { ClientResponse } from './client-response.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
 import { upstreamView } from './exchange.js';
 import { endedByEdge } from './local-reply.js';
-import { answersAsJson, framedAnswer } from './message-framing.js';
-import { type ByteAnswer, relayResponse, upstreamFailed } from './response-relay.js';
+import { answersAsJson, messagesAnswer } from './message-framing.js';
+import { type RelayedAnswer, sourceOf } from './relayed-answer.js';
+import { relayResponse, upstreamFailed } from './response-relay.js';
 import { sessionRuleAnswer } from './session-rules.js';
 
 export interface McpRouteOptions {
@@ -95,10 +96,10 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
       exchange: view,
       deliver(response) {
         const { statusCode, headers, body } = response;
-        const answer: ByteAnswer =
+        const answer: RelayedAnswer =
           body.kind === 'bytes'
-            ? { statusCode, headers, stream: body.stream }
-            : framedAnswer(
+            ? { statusCode, headers, body }
+            : messagesAnswer(
                 statusCode,
                 headers,
                 body,
@@ -108,12 +109,12 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
           reply.code(statusCode);
         } catch {
           // A status Fastify cannot send.
-          answer.stream.destroy();
+          sourceOf(answer.body).destroy();
           fail('unreachable', `the upstream answered with status ${statusCode}`);
           return;
         }
         reply.headers(clientHeadersOf(answer.headers as IncomingHttpHeaders));
-        const client = clientOf(request, reply, () => answer.stream.destroy());
+        const client = clientOf(request, reply, () => sourceOf(answer.body).destroy());
         client.guard(() => relayResponse(ctx, exchangeOf(request), client, answer))();
       },
       fail,

@@ -14,14 +14,8 @@ import type { UpstreamRequestHeaderOptions } from '../core/headers.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { BodyRouting } from '../inspect/body-routing.js';
 
-/**
- * One event of an answer made of messages: a piece of the message in progress (`last`: the message is
- * complete after it; a whole message is one piece), or the message in progress broke off (its source died
- * inside it; `detail` says how).
- */
-export type MessageEvent =
-  | { kind: 'piece'; bytes: Uint8Array; last: boolean }
-  | { kind: 'cut'; detail: string };
+/** One event of an answer made of messages: a piece of a message, or a message cut short. */
+export type { MessageEvent } from '../core/message-events.js';
 
 /**
  * An answer's body: the bytes of an HTTP server's answer, forwarded as they are framed (JSON or SSE), or the

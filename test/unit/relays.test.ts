@@ -121,6 +121,8 @@ function relayNext(
   source: Readable,
   status: number,
   contentType: string,
+  /** `source` is object-mode MessageEvents (a stdio child's answer), not bytes. */
+  messages = false,
 ): void {
   onRequest = (res, method) => {
     res.setHeader('content-type', contentType);
@@ -128,7 +130,7 @@ function relayNext(
     relayResponse(ctx, exchange, client, {
       statusCode: status,
       headers: { 'content-type': contentType },
-      stream: source,
+      body: messages ? { kind: 'messages', events: source } : { kind: 'bytes', stream: source },
     });
   };
 }
@@ -249,6 +251,37 @@ describe('the JSON relay', () => {
     expect(got.status).toBe(504);
     expect(JSON.parse(got.body)).toMatchObject({ id: 3 });
     expect(exchange.outcome).toBe('upstream_timeout');
+  });
+});
+
+describe('the JSON relay, over an answer made of messages', () => {
+  it('forwards the one message byte for byte, its pieces joined', async () => {
+    const ctx = context();
+    const exchange = await exchangeWithCall(ctx, 5);
+    const events = new PassThrough({ objectMode: true });
+    relayNext(ctx, exchange, events, 200, 'application/json', true);
+    const answer = fetchAnswer();
+    const message = '{"jsonrpc":"2.0","id":5,"result":{"text":"done"}}';
+    events.write({ kind: 'piece', bytes: Buffer.from(message.slice(0, 9)), last: false });
+    events.write({ kind: 'piece', bytes: Buffer.from(message.slice(9)), last: true });
+    events.end();
+    const got = await answer;
+    expect(got.status).toBe(200);
+    expect(got.body).toBe(message);
+  });
+
+  it('answers a message cut short by its source with an error for the id, as a body that broke off', async () => {
+    const ctx = context();
+    const exchange = await exchangeWithCall(ctx, 6);
+    const events = new PassThrough({ objectMode: true });
+    relayNext(ctx, exchange, events, 200, 'application/json', true);
+    const answer = fetchAnswer();
+    events.write({ kind: 'piece', bytes: Buffer.from('{"jsonrpc":"2.0","id":6,'), last: false });
+    events.write({ kind: 'cut', detail: 'the MCP server exited' });
+    const got = await answer;
+    expect(got.status).toBe(502);
+    expect(JSON.parse(got.body)).toMatchObject({ id: 6, error: {} });
+    expect(events.destroyed).toBe(true);
   });
 });
 

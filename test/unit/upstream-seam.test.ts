@@ -1,9 +1,13 @@
 // The shell's side of the upstream seam, without sockets: how an answer made of messages is framed for the
-// client (message-framing.ts), and the session rules it answers from an upstream's facts (session-rules.ts).
-import { PassThrough, type Readable } from 'node:stream';
+// client (message-framing.ts, and the SSE inspector's framing of each message), and the session rules it answers from an upstream's facts (session-rules.ts).
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { bodyRouting } from '../../src/inspect/body-routing.js';
-import { answersAsJson, framedAnswer } from '../../src/proxy/message-framing.js';
+import { PendingRequests } from '../../src/inspect/pending-requests.js';
+import { SseResponseInspector } from '../../src/inspect/sse-response.js';
+import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
+import { answersAsJson, messagesAnswer } from '../../src/proxy/message-framing.js';
+import { sourceOf } from '../../src/proxy/relayed-answer.js';
 import { sessionRuleAnswer } from '../../src/proxy/session-rules.js';
 import type {
   MessageEvent,
@@ -27,64 +31,64 @@ const piece = (text: string, last: boolean): MessageEvent => ({
   last,
 });
 
-async function bytesOf(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks).toString('utf8');
+/** What the client gets for `events` on an SSE answer, as the SSE inspector frames and judges them. */
+function sseBytesOf(events: readonly MessageEvent[], mode: 'enforce' | 'observe'): string {
+  const inspector = new SseResponseInspector(
+    {
+      direction: 'response',
+      tenant: 'default',
+      policy: { defaults: { response: { maxMessageBytes: 1 << 20 } }, tenants: {} },
+      mode,
+      observer: { message: () => {}, limitExceeded: () => {}, unparsable: () => {} },
+      answered: new PendingRequests({ maxEntries: 10, maxBytes: 1 << 20, ttlMs: 60_000 }),
+      answeredInSession: undefined,
+      remember: undefined,
+      checks: CEILING_CHECKS,
+    },
+    1 << 20,
+  );
+  const out = [...events.map((event) => inspector.pushMessage(event)), inspector.end()];
+  return out.flatMap((verdict) => verdict.toClient.map((c) => Buffer.from(c).toString('utf8'))).join('');
 }
 
 const ANSWER = '{"jsonrpc":"2.0","id":1,"result":{"a":1}}';
 const NOTE = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}';
 
 describe('an answer made of messages, framed by the shell', () => {
-  it('as SSE events: each message the upstream bytes between `data: ` and a blank line, pieces joined', async () => {
-    const body = messages([
+  it('as SSE events: each message the upstream bytes between `data: ` and a blank line, pieces joined', () => {
+    const events = [
       piece(NOTE, true),
       piece(ANSWER.slice(0, 10), false),
       piece(ANSWER.slice(10), false),
       piece('', true),
-    ]);
-    const answer = framedAnswer(200, { 'mcp-session-id': 's' }, body, false);
+    ];
+    const answer = messagesAnswer(200, { 'mcp-session-id': 's' }, messages(events), false);
     expect(answer.headers).toMatchObject({ 'content-type': 'text/event-stream', 'mcp-session-id': 's' });
-    expect(await bytesOf(answer.stream)).toBe(`data: ${NOTE}\n\ndata: ${ANSWER}\n\n`);
+    for (const mode of ['enforce', 'observe'] as const) {
+      expect(sseBytesOf(events, mode)).toBe(`data: ${NOTE}\n\ndata: ${ANSWER}\n\n`);
+    }
   });
 
-  it('a message cut by its source closes its SSE event, and what follows stands alone', async () => {
+  it('a message cut by its source closes its SSE event, and what follows stands alone', () => {
     const lost = '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"gone"}}';
-    const body = messages([
+    const events: MessageEvent[] = [
       piece('{"jsonrpc":"2.0","id":1,"res', false),
       { kind: 'cut', detail: 'exited' },
       piece(lost, true),
-    ]);
-    const answer = framedAnswer(200, {}, body, false);
-    expect(await bytesOf(answer.stream)).toBe(`data: {"jsonrpc":"2.0","id":1,"res\n\ndata: ${lost}\n\n`);
+    ];
+    for (const mode of ['enforce', 'observe'] as const) {
+      expect(sseBytesOf(events, mode)).toBe(`data: {"jsonrpc":"2.0","id":1,"res\n\ndata: ${lost}\n\n`);
+    }
   });
 
-  it('as a JSON body: the one message, byte for byte; a cut breaks the body off with its detail', async () => {
-    const whole = framedAnswer(200, {}, messages([piece(ANSWER, true)]), true);
+  it('as a JSON body: the content type is JSON and the relay reads the upstream events themselves', async () => {
+    const body = messages([piece(ANSWER, true)]);
+    const whole = messagesAnswer(200, {}, body, true);
     expect(whole.headers).toMatchObject({ 'content-type': 'application/json' });
-    expect(await bytesOf(whole.stream)).toBe(ANSWER);
-
-    const cut = framedAnswer(
-      200,
-      {},
-      messages([piece('{"jsonrpc"', false), { kind: 'cut', detail: 'the server exited' }]),
-      true,
-    );
-    await expect(bytesOf(cut.stream)).rejects.toThrow('the server exited');
-  });
-
-  it('a relay that lets the framed stream go lets go of the upstream events too', async () => {
-    const events = new PassThrough({ objectMode: true });
-    const answer = framedAnswer(
-      200,
-      {},
-      { kind: 'messages', events, firstIsAnswer: true, preferJson: false },
-      false,
-    );
-    answer.stream.destroy();
-    await new Promise((resolve) => events.once('close', resolve));
-    expect(events.destroyed).toBe(true);
+    // A relay that lets its source go lets go of the upstream events.
+    sourceOf(whole.body).destroy();
+    await new Promise((resolve) => body.events.once('close', resolve));
+    expect(body.events.destroyed).toBe(true);
   });
 
   it('goes as JSON only for one request whose first message is its answer, when the kind prefers it or the client takes no SSE', () => {
