@@ -111,7 +111,13 @@ export interface BlobServer {
 export async function startBlobServer(size: number): Promise<BlobServer> {
   const bytes = randomBytes(size);
   const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
+    // No kept-alive socket: server-everything's fetch would reuse one that this server's keep-alive timer
+    // has just closed, and on a loaded machine a cell failed as "fetch failed" inside the tool's result.
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': bytes.length,
+      connection: 'close',
+    });
     res.end(bytes);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
