@@ -2,11 +2,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDemoServer } from '../../src/demo/server.js';
 import { connectV1Client } from '../support/clients.js';
 import { freePort } from '../support/ports.js';
-import { type ChildHandle, REPO_ROOT, spawnTsx } from '../support/processes.js';
+import { type ChildHandle, cliTestTimeout, REPO_ROOT, spawnTsx } from '../support/processes.js';
 
 const children: ChildHandle[] = [];
 const closers: Array<() => Promise<unknown>> = [];
@@ -28,6 +28,8 @@ function tempFile(name: string, text: string): string {
   return path;
 }
 
+vi.setConfig({ testTimeout: await cliTestTimeout() });
+
 describe('mcp-edge command line', () => {
   it('--help and --version exit 0', async () => {
     const help = cli(['--help']);
@@ -39,13 +41,11 @@ describe('mcp-edge command line', () => {
   });
 
   it('usage errors exit 2 with a message', async () => {
-    const none = cli([]);
+    const [none, unknown, badFlag] = [cli([]), cli(['frobnicate']), cli(['--bogus'])];
     expect((await none.exited).code).toBe(2);
     expect(none.stderr()).toContain('give --config FILE or --upstream URL');
-    const unknown = cli(['frobnicate']);
     expect((await unknown.exited).code).toBe(2);
     expect(unknown.stderr()).toContain('unknown command "frobnicate"');
-    const badFlag = cli(['--bogus']);
     expect((await badFlag.exited).code).toBe(2);
   });
 

@@ -1,12 +1,13 @@
 // `mcp-edge --stdio -- ARGV`, the stdio twin of --upstream URL, as an operator runs it: the CLI process
 // spawns the server, a real SDK client talks to it through the edge; usage mistakes exit 2 with a message.
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { connectV1Client } from '../support/clients.js';
 import { trackHandles } from '../support/handles.js';
-import { REPO_ROOT, spawnTsx } from '../support/processes.js';
+import { cliTestTimeout, REPO_ROOT, spawnTsx } from '../support/processes.js';
 
 const { track } = trackHandles();
+vi.setConfig({ testTimeout: await cliTestTimeout() });
 const EVERYTHING = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 describe('mcp-edge --stdio -- ARGV', () => {
@@ -34,12 +35,12 @@ describe('mcp-edge --stdio -- ARGV', () => {
 
   it('exits 2 for --stdio without a command, and for a command without --stdio', async () => {
     const missing = spawnTsx('src/cli.ts', ['--stdio']);
+    const stray = spawnTsx('src/cli.ts', ['--port', '0', '--', 'node', 'server.js']);
+    const both = spawnTsx('src/cli.ts', ['--upstream', 'http://127.0.0.1:1/mcp', '--stdio', '--', 'node']);
     expect((await missing.exited).code).toBe(2);
     expect(missing.stderr()).toContain('--stdio needs the server command after --');
-    const stray = spawnTsx('src/cli.ts', ['--port', '0', '--', 'node', 'server.js']);
     expect((await stray.exited).code).toBe(2);
     expect(stray.stderr()).toContain('add --stdio');
-    const both = spawnTsx('src/cli.ts', ['--upstream', 'http://127.0.0.1:1/mcp', '--stdio', '--', 'node']);
     expect((await both.exited).code).toBe(2);
     expect(both.stderr()).toContain('not both');
   });

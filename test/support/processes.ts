@@ -195,3 +195,15 @@ export async function waitFor(check: () => boolean, timeoutMs = 15_000): Promise
   }
   return check();
 }
+
+/**
+ * A test bound for tests that start the CLI, derived from one start measured now: a CLI child starts as fast as
+ * tsx compiles on this machine at this moment, so a loaded machine slows such tests without failing them.
+ * Never under the suite's 30 s. Call it at a test file's top level and pass it to vi.setConfig, which applies
+ * to the tests defined after it.
+ */
+export async function cliTestTimeout(): Promise<number> {
+  const started = Date.now();
+  await spawnTsx('src/cli.ts', ['--version']).exited;
+  return Math.max(30_000, 15 * (Date.now() - started));
+}
