@@ -10,13 +10,11 @@ import {
 } from './config/load.js';
 import type { EdgeConfig } from './config/schema.js';
 import { type FileWatch, watchFile } from './config/watch-file.js';
-import type { CapacitySources } from './metrics/capacity-gauges.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
 import type { ExchangeFilter } from './proxy/filters/exchange-filter.js';
 import { upstreamOf } from './upstream/select.js';
-import type { StdioUpstream } from './upstream/stdio-upstream.js';
 import type { Upstream } from './upstream/upstream.js';
 import { packageVersion } from './version.js';
 
@@ -137,12 +135,6 @@ export function hostDecidesResourceWarning(config: EdgeConfig): string | undefin
 }
 
 /** A stdio upstream's children alive and its bound, for the process gauges. */
-function stdioCapacity(config: EdgeConfig, upstream: Upstream): Pick<CapacitySources, 'stdio'> {
-  const stdio = config.upstream.stdio;
-  const pids = (upstream as Partial<StdioUpstream>).pids;
-  if (stdio === undefined || pids === undefined) return {};
-  return { stdio: { alive: () => pids().length, limit: stdio.maxProcesses } };
-}
 
 export async function startEdge(
   loaded: LoadedConfig,
@@ -172,7 +164,10 @@ export async function startEdge(
     ...(metrics ? { metrics } : {}),
     ...(options.filters ? { filters: options.filters } : {}),
   });
-  metrics?.watchCapacity({ heldBytes: () => edge.held.total, ...stdioCapacity(config, upstream) });
+  metrics?.watchCapacity({
+    heldBytes: () => edge.held.total,
+    ...(upstream.processes ? { stdio: upstream.processes } : {}),
+  });
 
   // The metrics listener first: once the MCP listener is up (and has said so), nothing else can fail.
   let metricsServer: { url: string; close(): Promise<void> } | undefined;

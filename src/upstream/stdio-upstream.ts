@@ -206,6 +206,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       return resolveProgram(spec.command[0] ?? '', env.PATH, cwd) !== undefined;
     },
     pids: () => [...children.all].flatMap((child) => (child.pid !== undefined ? [child.pid] : [])),
+    processes: { alive: () => upstream.pids().length, limit: spec.maxProcesses },
     async close() {
       closing = true;
       if (sweep !== undefined) clearInterval(sweep);

@@ -149,6 +149,8 @@ export interface Upstream {
   readonly httpEndpoint?: URL;
   /** Session facts, when the kind keeps its sessions itself (see UpstreamSessions). */
   readonly sessions?: UpstreamSessions;
+  /** The processes a kind runs itself (a child per session): how many are alive now, and the most it may run. */
+  readonly processes?: { alive(): number; readonly limit: number };
   /** The shell starts the upstream once, before the first exchange (timers, the events it reports). */
   start?(events: UpstreamEvents): void;
   /** Carries one admitted exchange (POST, GET or DELETE on the MCP endpoint); it answers through `call`. */
