@@ -83,7 +83,8 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     const child = new StdioChild({
       spec,
       env,
-      log,
+      // Every line of the child (started, stderr, exited) names the tenant it serves.
+      log: log.child({ tenant: exchange.tenant }),
       sessionId,
       holdBytes: hold,
       idWaitMs: spec.idWait,
@@ -95,9 +96,6 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       onExit: (gone) => {
         children.remove(gone, exchange.tenant, sessionId);
         if (gone.failedToStart !== undefined) startFailure = gone.failedToStart;
-        if (!closing && gone.failedToStart === undefined) {
-          log.info({ session: sessionId, tenant: exchange.tenant, program }, 'stdio MCP server ended');
-        }
       },
     });
     children.add(child, exchange.tenant, sessionId);

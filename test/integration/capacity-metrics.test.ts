@@ -170,7 +170,7 @@ describe('mcp_edge_stdio_processes, and the log of each child', () => {
     const [pidA, pidB] = edge.upstream.pids();
     const started = edge.logs.filter((l) => l.msg === 'stdio MCP server started');
     expect(started.map((l) => l.pid).sort()).toEqual([pidA, pidB].sort());
-    expect(started[0]).toMatchObject({ program: 'node', level: 30 });
+    expect(started[0]).toMatchObject({ program: 'node', level: 30, tenant: 'default' });
     expect(typeof started[0]?.session).toBe('string');
 
     // Ending a session (DELETE) asks its child to end.
@@ -184,7 +184,7 @@ describe('mcp_edge_stdio_processes, and the log of each child', () => {
       (l) => l !== undefined,
       'the asked end',
     );
-    expect(asked).toMatchObject({ level: 30, askedByEdge: true, program: 'node' });
+    expect(asked).toMatchObject({ level: 30, askedByEdge: true, program: 'node', tenant: 'default' });
     expect(await until(alive, (v) => v === 1, 'one child')).toBe(1);
 
     // A child that dies by itself (this test ends it from outside) is a warning.

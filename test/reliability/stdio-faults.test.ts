@@ -254,7 +254,7 @@ describe('stdio upstream: sessions and faults', () => {
     const sessionId = connected.sessionId();
     await connected.transport.terminateSession();
     await connected.close();
-    const gone = () => edge.logs.some((l) => l.msg === 'stdio MCP server ended');
+    const gone = () => edge.logs.some((l) => l.msg === 'stdio MCP server exited');
     expect(await waitFor(gone, 3000)).toBe(true);
     const lines = edge.logs.filter((l) => l.msg === 'stdio MCP server stderr');
     expect(lines.length).toBeLessThanOrEqual(100);
@@ -277,7 +277,7 @@ describe('stdio upstream: sessions and faults', () => {
     const sessionId = connected.sessionId();
     await connected.transport.terminateSession();
     await connected.close();
-    expect(await waitFor(() => edge.logs.some((l) => l.msg === 'stdio MCP server ended'), 3000)).toBe(true);
+    expect(await waitFor(() => edge.logs.some((l) => l.msg === 'stdio MCP server exited'), 3000)).toBe(true);
     const warned = edge.logs.filter((l) =>
       String(l.msg).includes('wrote a line that is not a JSON-RPC message'),
     );
