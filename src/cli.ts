@@ -2,7 +2,7 @@
 // The command line. Exit codes: 0 ok, 2 usage or configuration error, 1 runtime failure (audit: 3 too).
 import { parseArgs } from 'node:util';
 import { AUDIT_USAGE } from './audit/args.js';
-import { describeUpstream, formatExplanation } from './config/explain.js';
+import { formatExplanation } from './config/explain.js';
 import {
   COMMAND_LINE_SOURCE,
   ConfigError,
@@ -17,6 +17,7 @@ import { formatHostExplanation } from './hosts/explain-host.js';
 import { DEFAULT_HOST_BUDGETS, HostTable } from './hosts/host-table.js';
 import { ListenError, startEdge } from './run.js';
 import { sha256Hex } from './tenancy/tenant-resolver.js';
+import { describeUpstream } from './upstream/select.js';
 import { packageVersion } from './version.js';
 
 const USAGE = `Usage:

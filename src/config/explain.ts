@@ -2,13 +2,6 @@
 import { CEILINGS, type Ceiling, describeCeilingValue } from '../core/ceilings.js';
 import { resolvedCeiling } from '../core/limits.js';
 import type { EffectiveLimits } from '../core/types.js';
-import { upstreamKindOf } from '../upstream/select.js';
-import type { EdgeConfig } from './schema.js';
-
-/** The upstream in one line, as its kind describes it: never a credential, an argument or an env value. */
-export function describeUpstream(config: EdgeConfig): string {
-  return upstreamKindOf(config).describe(config);
-}
 
 function ceilingText(ceiling: Ceiling, limits: EffectiveLimits): string {
   const { value } = resolvedCeiling(limits, ceiling);

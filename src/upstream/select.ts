@@ -16,3 +16,8 @@ export function upstreamKindOf(config: EdgeConfig): UpstreamKind {
 export function upstreamOf(config: EdgeConfig, log: Logger): Upstream {
   return upstreamKindOf(config).create(config, log);
 }
+
+/** The upstream in one line, as its kind describes it: never a credential, an argument or an env value. */
+export function describeUpstream(config: EdgeConfig): string {
+  return upstreamKindOf(config).describe(config);
+}

@@ -1,9 +1,9 @@
 // upstream.stdio in the config contract: exactly one of url and stdio (the error names the line), an argv
 // list, defaults, the child's environment, and how check-config and explain show it without its secrets.
 import { describe, expect, it } from 'vitest';
-import { describeUpstream } from '../../src/config/explain.js';
 import { ConfigError, defaultConfig, parseConfigText } from '../../src/config/load.js';
 import { formatEffectiveConfig } from '../../src/config/print.js';
+import { describeUpstream } from '../../src/upstream/select.js';
 import { childEnvironment, processesPerTenant } from '../../src/upstream/stdio-upstream.js';
 
 function problemsOf(text: string): ConfigError['problems'] {
