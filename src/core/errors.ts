@@ -361,12 +361,15 @@ export function hostBudgetErrorMessage(v: HostBudgetViolation): JsonRpcErrorMess
   };
 }
 
-/** The bound on stdio children a new session ran into: all of them, or its tenant's. */
+/**
+ * The bound on an upstream's processes a new session ran into: all of them, or its tenant's; `setting` is
+ * the config path the kind reads it from.
+ */
 export type ProcessBound =
-  | { key: 'maxProcesses'; limit: number }
-  | { key: 'maxProcessesPerTenant'; limit: number };
+  | { key: 'maxProcesses'; limit: number; setting: string }
+  | { key: 'maxProcessesPerTenant'; limit: number; setting: string };
 
-/** A stdio upstream has as many children as the bound allows (upstream.stdio.<key>): a new session must wait. */
+/** An upstream runs as many processes as the bound allows: a new session must wait. */
 export function processLimitRefusal(id: JsonRpcId, bound: ProcessBound): EdgeHttpError {
   const [forWhom, ofWhom] = bound.key === 'maxProcesses' ? ['', ''] : [' for your tenant', ' of your tenant'];
   const body: JsonRpcErrorMessage = {
@@ -374,7 +377,7 @@ export function processLimitRefusal(id: JsonRpcId, bound: ProcessBound): EdgeHtt
     id,
     error: {
       code: CODE_REQUEST_REFUSED,
-      message: `mcp-edge runs as many stdio MCP server processes${forWhom} as it may (upstream.stdio.${bound.key}: ${bound.limit}, set by the mcp-edge operator); try again once a session${ofWhom} has ended`,
+      message: `mcp-edge runs as many stdio MCP server processes${forWhom} as it may (${bound.setting}: ${bound.limit}, set by the mcp-edge operator); try again once a session${ofWhom} has ended`,
       data: { reason: 'upstream_capacity', [bound.key]: bound.limit, enforcedBy: 'mcp-edge' },
     },
   };

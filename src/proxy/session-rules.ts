@@ -51,7 +51,7 @@ export function sessionRuleAnswer(
   if (room === 'closing') return edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down');
   const ids = exchange.requestIds;
   log.warn(
-    { tenant, upstream, bound: `upstream.stdio.${room.key}`, limit: room.limit },
+    { tenant, upstream, bound: room.setting, limit: room.limit },
     'stdio: no room for another MCP server process',
   );
   return processLimitRefusal(ids.length === 1 ? (ids[0] ?? null) : null, room);

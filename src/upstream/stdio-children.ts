@@ -41,9 +41,14 @@ export class StdioChildren {
 
   /** The bound a new child of this tenant would cross, if any. */
   boundFor(tenant: string): ProcessBound | undefined {
-    if (this.#all.size >= this.maxProcesses) return { key: 'maxProcesses', limit: this.maxProcesses };
+    if (this.#all.size >= this.maxProcesses)
+      return { key: 'maxProcesses', limit: this.maxProcesses, setting: 'upstream.stdio.maxProcesses' };
     if ((this.#byTenant.get(tenant)?.size ?? 0) >= this.maxPerTenant)
-      return { key: 'maxProcessesPerTenant', limit: this.maxPerTenant };
+      return {
+        key: 'maxProcessesPerTenant',
+        limit: this.maxPerTenant,
+        setting: 'upstream.stdio.maxProcessesPerTenant',
+      };
     return undefined;
   }
 

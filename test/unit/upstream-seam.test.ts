@@ -157,7 +157,7 @@ describe('the session rules, from the facts an upstream reports', () => {
       outcome: 'shutdown',
     });
     const bound = sessionRuleAnswer(
-      facts({ key: 'maxProcessesPerTenant', limit: 2 }),
+      facts({ key: 'maxProcessesPerTenant', limit: 2, setting: 'upstream.stdio.maxProcessesPerTenant' }),
       'POST',
       exchange(),
       log,
