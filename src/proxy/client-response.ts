@@ -5,6 +5,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type EdgeHttpError, edgeFailure } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
+import { type AnswerWriter, respondLocally } from './local-reply.js';
 
 /** What the relays log; a pino logger is one. */
 export interface RelayLog {
@@ -17,8 +18,13 @@ export interface ClientResponseOptions {
   beforeStart?: () => void;
   /** Whether another layer has answered the request already (shutdown's 503 for a waiting GET). */
   answeredElsewhere?: () => boolean;
-  /** Runs once when a stage of this exchange threw (fail): the exchange's outcome, what it holds upstream. */
-  onFailure?: () => void;
+  /**
+   * Runs once when a stage of this exchange threw (fail): what it holds upstream, and the edge's answer. With
+   * `client`, nothing of the answer was sent: answer the failure there (respondLocally, edgeFailure); without
+   * it, the answer had begun and the connection is closed after this: the exchange ends by the edge.
+   * Without the option, the failure is answered with no exchange to settle.
+   */
+  onFailure?: (client: AnswerWriter | undefined) => void;
 }
 
 export class ClientResponse {
@@ -86,7 +92,7 @@ export class ClientResponse {
 
   /**
    * Writes an answer of the edge's own in place of the upstream's; upstream headers of another body go. Called
-   * by respondLocally (local-reply.ts), which also settles the exchange's outcome, and by fail.
+   * only by respondLocally (local-reply.ts), which also settles the exchange's outcome.
    */
   sendAnswer(answer: EdgeHttpError): void {
     this.start();
@@ -120,16 +126,24 @@ export class ClientResponse {
     this.log.error({ err }, EXCHANGE_FAILED);
     if (this.#failed) return;
     this.#failed = true;
+    // The failed stage's hook before the status line does not run now: the answer is the edge's own.
     this.#started = true;
     try {
-      this.options.onFailure?.();
       if (raw.headersSent || raw.writableEnded || raw.destroyed) {
+        this.options.onFailure?.(undefined);
         raw.destroy();
         return;
       }
-      // Whatever the failed stage set (the upstream's headers) goes: the answer is the edge's own.
+      // Whatever the failed stage set (the upstream's headers) goes.
       for (const name of raw.getHeaderNames()) raw.removeHeader(name);
-      this.sendAnswer(edgeFailure());
+      const client: AnswerWriter = {
+        get closed() {
+          return raw.headersSent || raw.destroyed;
+        },
+        sendAnswer: (answer) => this.sendAnswer(answer),
+      };
+      if (this.options.onFailure !== undefined) this.options.onFailure(client);
+      else respondLocally(undefined, client, edgeFailure());
     } catch (second) {
       this.log.error(
         { err: second },

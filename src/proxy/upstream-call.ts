@@ -6,7 +6,13 @@
 // try/catch: guarded.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type EdgeHttpError, edgeRefusal, getStreamRefusal, idInUseRefusal } from '../core/errors.js';
+import {
+  type EdgeHttpError,
+  edgeFailure,
+  edgeRefusal,
+  getStreamRefusal,
+  idInUseRefusal,
+} from '../core/errors.js';
 import { guardWith } from '../core/guard.js';
 import { clientResponseHeaders, contentCoding, isEventStream, isJson } from '../core/headers.js';
 import {
@@ -19,7 +25,7 @@ import {
 import { ClientResponse } from './client-response.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
 import { upstreamView } from './exchange.js';
-import { endedByEdge } from './local-reply.js';
+import { endedByEdge, respondLocally } from './local-reply.js';
 import { answersAsJson, messagesAnswer } from './message-framing.js';
 import { type RelayedAnswer, sourceOf } from './relayed-answer.js';
 import { relayResponse, upstreamFailed } from './response-relay.js';
@@ -70,11 +76,12 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
         }
       },
       answeredElsewhere: () => reply.sent,
-      onFailure: () => {
-        if (request.exchange !== undefined) endedByEdge(request.exchange, 'edge_failure');
+      onFailure: (client) => {
         // The edge answers on the raw response from here; Fastify must not send too.
         reply.hijack();
         release?.();
+        if (client !== undefined) respondLocally(request.exchange, client, edgeFailure());
+        else if (request.exchange !== undefined) endedByEdge(request.exchange, 'edge_failure');
       },
     });
 

@@ -58,11 +58,15 @@ describe('one place for each decision', () => {
     expect(filesMatching(/\.outcome\s*(=|\?\?=)[^=]/)).toEqual(['src/proxy/local-reply.ts']);
   });
 
-  it('an answer of the edge is written by respondLocally, or by ClientResponse.fail for a failed exchange', () => {
+  it('an answer of the edge is written by respondLocally only, the 500 of a failed exchange included', () => {
     expect(filesMatching(/\.sendAnswer\(/)).toEqual([
       'src/proxy/client-response.ts',
       'src/proxy/local-reply.ts',
     ]);
+    // client-response.ts defines sendAnswer and calls it once: in the writer its fail hands to respondLocally.
+    const clientResponse = SOURCES.find((file) => file.path === 'src/proxy/client-response.ts')?.text ?? '';
+    expect(clientResponse.match(/\.sendAnswer\(/g)).toHaveLength(1);
+    expect(clientResponse).toContain('sendAnswer: (answer) => this.sendAnswer(answer)');
     // Nothing else builds a response from an EdgeHttpError's parts.
     expect(filesMatching(/\.code\(answer\.status\)|\.code\(refusal\.status\)/)).toEqual([
       'src/proxy/local-reply.ts',
