@@ -70,7 +70,7 @@ export function holdBounds(
  * file): the observers of its messages, the checks they go through, and the hook told what became of each.
  */
 export interface ExchangeFilters {
-  observers(tenant: string): InspectionObserver[];
+  observers(tenant: string, exchange: Exchange): InspectionObserver[];
   readonly checks: readonly MessageCheck[];
   readonly answerChecks: readonly AnswerCheck[];
   readonly responseMessage: ((exchange: Exchange, message: JudgedMessage) => void) | undefined;
@@ -117,6 +117,8 @@ export interface Exchange {
   host?: string | undefined;
   /** Why admission refused it a 401 (src/tenancy), for the log line. */
   authFailure?: AuthFailure | undefined;
+  /** Fields a filter adds to the exchange log line (a trace id), set before the exchange ends. */
+  logFields?: Record<string, unknown> | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -131,7 +133,7 @@ export function startExchange(
 ): Exchange {
   const summary = new ExchangeSummary();
   const mode = resolveLimits(runtime.policy, { tenant }).mode.value;
-  return {
+  const exchange: Exchange = {
     runtime,
     filters,
     tenant,
@@ -139,7 +141,8 @@ export function startExchange(
     sessionId,
     pending: new PendingRequests(EXCHANGE_PENDING),
     summary,
-    observer: combineObservers(summary, ...filters.observers(tenant)),
+    // The filters' observers are added below, once the exchange they may watch exists.
+    observer: summary,
     startedAt: process.hrtime.bigint(),
     requestBytes: 0,
     wireBytesBefore: 0,
@@ -156,7 +159,10 @@ export function startExchange(
     upstream: undefined,
     host: undefined,
     authFailure: undefined,
+    logFields: undefined,
   };
+  exchange.observer = combineObservers(summary, ...filters.observers(tenant, exchange));
+  return exchange;
 }
 
 /**
