@@ -58,6 +58,8 @@ export const METRIC_NAMES = Object.freeze({
   configLastReloadTimestamp: 'mcp_edge_config_last_reload_timestamp_seconds',
   memoryLimit: 'mcp_edge_memory_limit_bytes',
   heldBytes: 'mcp_edge_held_bytes',
+  /** Registered by the traces filter, only when tracing is on (src/proxy/filters/traces.ts). */
+  spansDropped: 'mcp_edge_spans_dropped_total',
   stdioProcesses: 'mcp_edge_stdio_processes',
   stdioProcessesLimit: 'mcp_edge_stdio_processes_limit',
 });
