@@ -26,7 +26,7 @@ export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter
   const { metrics, log } = setup;
   return new FilterChain(
     [
-      ...tracesOf(setup.config, process.env, metrics?.registry, log),
+      ...tracesOf(setup.config, process.env, metrics, log),
       ceilingsFilter(),
       hostBudgetsFilter(),
       paginationBoundFilter(),

@@ -7,12 +7,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context, Span, TextMapGetter } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { TracesConfig } from '../../config/telemetry-schema.js';
 import { headerValue } from '../../core/headers.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
-import { METRIC_NAMES } from '../../metrics/families.js';
+import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import type { DropReason } from '../../telemetry/bounded-processor.js';
 import {
   answerOutcome,
@@ -58,27 +57,21 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
 const SERVER = 1;
 const ERROR = 2;
 
-/** What counts the spans the exporter never got: mcp_edge_spans_dropped_total when metrics are on. */
+/**
+ * What counts the spans the exporter never got: mcp_edge_spans_dropped_total when metrics are on, and the
+ * log at warn (at most once a minute, with the totals), so a drop is never silent.
+ */
 export function spanDropCounter(
-  registry: Registry | undefined,
+  metrics: EdgeMetrics | undefined,
   log: Logger,
 ): (n: number, r: DropReason) => void {
-  const counter =
-    registry !== undefined
-      ? new Counter({
-          name: METRIC_NAMES.spansDropped,
-          help: 'Finished spans never exported: the queue was full (telemetry.traces.maxQueueSize), or an export failed or timed out',
-          labelNames: ['reason'],
-          registers: [registry],
-        })
-      : undefined;
   const totals: Record<DropReason, number> = { queue_full: 0, export_failed: 0, export_timeout: 0 };
-  for (const reason of Object.keys(totals) as DropReason[]) counter?.labels({ reason }).inc(0);
+  // Each reason's series exists from the start at 0, so the first drop is an increase Prometheus can see.
+  for (const reason of Object.keys(totals) as DropReason[]) metrics?.spansDropped(0, reason);
   let lastWarned = 0;
   return (count, reason) => {
     totals[reason] += count;
-    counter?.labels({ reason }).inc(count);
-    // Said in the log too, at most once a minute, so a drop is never silent without metrics.
+    metrics?.spansDropped(count, reason);
     const now = Date.now();
     if (now - lastWarned >= 60_000) {
       lastWarned = now;
@@ -225,12 +218,12 @@ export function tracesFilter(
 export function tracesOf(
   config: EdgeConfig,
   env: Env,
-  registry: Registry | undefined,
+  metrics: EdgeMetrics | undefined,
   log: Logger,
 ): ExchangeFilter[] {
   const traces = config.telemetry.traces;
   if (!tracesEnabled(traces, env)) return [];
-  const tracing = startTracing(traces, env, spanDropCounter(registry, log));
+  const tracing = startTracing(traces, env, spanDropCounter(metrics, log));
   log.info({ protocol: tracing.protocol }, 'traces are exported over OTLP');
   return [tracesFilter(tracing, traces, config.upstream.stdio !== undefined ? 'pipe' : 'tcp', log)];
 }
