@@ -110,7 +110,7 @@ export function literalText(buf: Uint8Array, start: number, end: number): string
 }
 
 /** Whether the valid key literal `buf[start, end)` stands for the ASCII `name`. */
-function keyIs(buf: Uint8Array, start: number, end: number, name: string): boolean {
+export function keyIs(buf: Uint8Array, start: number, end: number, name: string): boolean {
   const inner = end - start - 2;
   if (inner === name.length) {
     for (let k = 0; k < inner; k++) if (buf[start + 1 + k] !== name.charCodeAt(k)) return false;

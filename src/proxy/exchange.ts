@@ -111,6 +111,8 @@ export interface Exchange {
   request?: { messages: readonly RequestMessage[]; batch: boolean } | undefined;
   /** Headers the filters set on the request as it goes upstream (a traceparent). */
   upstreamHeaders?: Record<string, string> | undefined;
+  /** Entries the filters put in each message's params._meta toward a stdio child (a traceparent). */
+  upstreamMeta?: Record<string, string> | undefined;
   /** The exchange as the upstream sees it, built once, when the upstream first asks (upstreamView). */
   upstream?: UpstreamExchange | undefined;
   /** The host its messages were judged under (its session's, else its User-Agent's), for the log line. */
@@ -156,6 +158,7 @@ export function startExchange(
     bodyRouting: undefined,
     request: undefined,
     upstreamHeaders: undefined,
+    upstreamMeta: undefined,
     upstream: undefined,
     host: undefined,
     authFailure: undefined,
@@ -282,6 +285,7 @@ export function upstreamView(exchange: Exchange): UpstreamExchange {
     requestIds: requests.map(([id]) => id),
     initializes: requests.some(([, subject]) => subject.method === 'initialize'),
     routing: exchange.bodyRouting ?? bodyRouting([]),
+    meta: exchange.upstreamMeta,
     responseHoldBytes: holdBounds(runtime, exchange.tenant).response,
     crossing: (clientHeaders, peer) => {
       const identity = runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant);

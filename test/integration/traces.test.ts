@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { connectV1Client, connectV2Client } from '../support/clients.js';
+import { connectV1Client, connectV2Client, textOf } from '../support/clients.js';
 import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { headerValue } from '../support/recorded-request.js';
@@ -202,5 +202,18 @@ describe('traces of other revisions and transports', () => {
     const call = await one(receiver, 'tools/call echo');
     expect(call.attributes['network.transport']).toBe('pipe');
     expect(call.attributes['mcp_edge.verdict']).toBe('forwarded');
+  });
+
+  it("a stdio child gets the edge's span as params._meta.traceparent, where MCP carries trace context", async () => {
+    const receiver = track(await startOtlpReceiver());
+    const edge = track(await startTracedStdioEdge(STDIO_SERVERS.v1Fixture, receiver.url));
+    const client = clientTraceparent();
+    const connected = track(await connectV1Client(edge.url, { headers: { traceparent: client.header } }));
+    const result = await connected.client.callTool({ name: 'trace_meta', arguments: {} });
+
+    const call = await one(receiver, 'tools/call trace_meta', client.traceId);
+    expect(JSON.parse(textOf(result))).toEqual({
+      traceparent: `00-${client.traceId}-${call.parentSpanId}-01`,
+    });
   });
 });

@@ -23,6 +23,7 @@ const request: ExchangeRequest = {
   bytes: 0,
   session: undefined,
   setUpstreamHeader() {},
+  setUpstreamMeta() {},
 };
 const tooMany = edgeRefusal(429, 'invalid_request', 'later', 1, { 'retry-after': '3' });
 

@@ -41,6 +41,11 @@ export interface ExchangeRequest {
   readonly session: SessionState | undefined;
   /** Sets a header on the request as it goes upstream (a traceparent); the edge's own identity headers win. */
   setUpstreamHeader(name: string, value: string): void;
+  /**
+   * Puts an entry in each request's and notification's `params._meta` toward an upstream whose messages carry
+   * no headers (a stdio child: the MCP specification's place for trace context); an HTTP upstream gets headers.
+   */
+  setUpstreamMeta(name: string, value: string): void;
 }
 
 /** How an exchange ended, computed once when its response closed. */

@@ -160,7 +160,10 @@ export function tracesFilter(
       }
       const carrier: Record<string, string> = {};
       propagator.inject(trace.context, carrier, api.defaultTextMapSetter);
-      for (const [name, value] of Object.entries(carrier)) request.setUpstreamHeader(name, value);
+      for (const [name, value] of Object.entries(carrier)) {
+        request.setUpstreamHeader(name, value);
+        request.setUpstreamMeta(name, value);
+      }
       return undefined;
     },
     responseMessage(exchange, message) {
