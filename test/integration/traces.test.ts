@@ -44,6 +44,9 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     const client = clientTraceparent();
     const connected = track(await connectV1Client(edge.url, { headers: { traceparent: client.header } }));
     await connected.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+    // No protocol named: the specification's default, decoded with the OpenTelemetry project's .proto files.
+    await receiver.waitFor(named('tools/call echo', client.traceId));
+    expect([...receiver.contentTypes]).toEqual(['application/x-protobuf']);
 
     const call = await one(receiver, 'tools/call echo', client.traceId);
     const exchange = receiver.spans.find((s) => s.spanId === call.parentSpanId);
@@ -90,10 +93,10 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     expect(line?.span_id).toBe(exchange?.spanId);
   });
 
-  it('names tools/list, resources/read and prompts/get spans per the MCP conventions', async () => {
+  it('names tools/list, resources/read and prompts/get spans per the MCP conventions (over http/json)', async () => {
     const receiver = track(await startOtlpReceiver());
     const server = track(await startV1Server({ mode: 'json' }));
-    const edge = track(await startTracedEdge(server.url, receiver.url));
+    const edge = track(await startTracedEdge(server.url, receiver.url, '', { protocol: 'http/json' }));
     const { client } = track(await connectV1Client(edge.url));
     await client.listTools();
     await client.readResource({ uri: 'demo://readme' });
@@ -109,6 +112,7 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
       'mcp.resource.uri': 'demo://readme',
       'mcp_edge.verdict': 'forwarded',
     });
+    expect([...receiver.contentTypes]).toEqual(['application/json']);
     const prompt = await one(receiver, 'prompts/get summarize_report');
     expect(prompt.attributes['gen_ai.prompt.name']).toBe('summarize_report');
     // A notification gets its own span, without a request id.

@@ -1,9 +1,12 @@
 // A real OTLP/HTTP trace receiver on 127.0.0.1 (an ephemeral port): it takes what an OpenTelemetry exporter
-// sends to /v1/traces, decodes it (OTLP/JSON, the exporter's http/json protocol) and keeps each span flat.
-// It can hold every answer for a while (a collector that is slow) to test what the edge does meanwhile.
+// sends to /v1/traces, decodes it (http/protobuf with the OpenTelemetry project's own .proto definitions in
+// test/fixtures/otlp-proto, or OTLP/JSON for http/json) and keeps each span flat. It can hold every answer for
+// a while (a collector that is slow) to test what the edge does meanwhile.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
 
 export type AttributeValue = string | number | boolean;
 
@@ -27,6 +30,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Export requests received (answered or still held). */
   requests: number;
+  /** The content types the exports came in (which OTLP protocol the exporter spoke). */
+  contentTypes: ReadonlySet<string>;
   /** Resolves once spans matching `match` have arrived (at least `count`). */
   waitFor(match: (span: ReceivedSpan) => boolean, count?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -48,9 +53,10 @@ interface OtlpKeyValue {
   value: OtlpAnyValue;
 }
 interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
+  /** Hex in OTLP/JSON; bytes in protobuf. */
+  traceId: string | Uint8Array;
+  spanId: string | Uint8Array;
+  parentSpanId?: string | Uint8Array;
   name: string;
   kind: number;
   attributes?: OtlpKeyValue[];
@@ -77,18 +83,47 @@ function attributesOf(list: OtlpKeyValue[] | undefined): Record<string, Attribut
   return attributes;
 }
 
+/** An id as hex: OTLP/JSON writes it so, protobuf carries its bytes. */
+function hexOf(id: string | Uint8Array | undefined): string {
+  if (id === undefined) return '';
+  return typeof id === 'string' ? id : Buffer.from(id).toString('hex');
+}
+
+const PROTO_ROOT = fileURLToPath(new URL('../fixtures/otlp-proto/', import.meta.url));
+let exportRequest: protobuf.Type | undefined;
+
+/** ExportTraceServiceRequest of opentelemetry-proto, loaded once. */
+function exportRequestType(): protobuf.Type {
+  if (exportRequest !== undefined) return exportRequest;
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => `${PROTO_ROOT}${target}`;
+  root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', { keepCase: false });
+  exportRequest = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+  return exportRequest;
+}
+
+/** The spans of one http/protobuf ExportTraceServiceRequest. */
+export function decodeOtlpProtobuf(body: Uint8Array): ReceivedSpan[] {
+  const type = exportRequestType();
+  const request = type.toObject(type.decode(body), { longs: Number, enums: Number }) as OtlpTraceRequest;
+  return spansOf(request);
+}
+
 /** The spans of one OTLP/JSON ExportTraceServiceRequest. */
 export function decodeOtlpJson(body: string): ReceivedSpan[] {
-  const request = JSON.parse(body) as OtlpTraceRequest;
+  return spansOf(JSON.parse(body) as OtlpTraceRequest);
+}
+
+function spansOf(request: OtlpTraceRequest): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const resourceSpans of request.resourceSpans ?? []) {
     const resource = attributesOf(resourceSpans.resource?.attributes);
     for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
       for (const span of scopeSpans.spans ?? []) {
         spans.push({
-          traceId: span.traceId,
-          spanId: span.spanId,
-          parentSpanId: span.parentSpanId || undefined,
+          traceId: hexOf(span.traceId),
+          spanId: hexOf(span.spanId),
+          parentSpanId: hexOf(span.parentSpanId) || undefined,
           name: span.name,
           kind: span.kind,
           attributes: attributesOf(span.attributes),
@@ -106,10 +141,15 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
   const waiters = new Set<() => void>();
   const held = new Set<ServerResponse>();
   let requests = 0;
+  const contentTypes = new Set<string>();
   const answer = (res: ServerResponse) => {
     held.delete(res);
     if (res.writableEnded || res.destroyed) return;
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    // An empty ExportTraceServiceResponse: no body in protobuf, {} in JSON.
+    const json = [...contentTypes].some((t) => t.startsWith('application/json'));
+    res
+      .writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+      .end(json ? '{}' : '');
   };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     requests++;
@@ -120,11 +160,15 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
         res.writeHead(404).end();
         return;
       }
-      if (!String(req.headers['content-type']).startsWith('application/json')) {
-        res.writeHead(415).end('this receiver decodes OTLP/JSON');
+      const type = String(req.headers['content-type']);
+      const body = Buffer.concat(chunks);
+      if (type.startsWith('application/x-protobuf')) spans.push(...decodeOtlpProtobuf(body));
+      else if (type.startsWith('application/json')) spans.push(...decodeOtlpJson(body.toString('utf8')));
+      else {
+        res.writeHead(415).end('this receiver decodes OTLP http/protobuf and http/json');
         return;
       }
-      spans.push(...decodeOtlpJson(Buffer.concat(chunks).toString('utf8')));
+      contentTypes.add(type);
       for (const wake of [...waiters]) wake();
       if (options.answerAfterMs === undefined || options.answerAfterMs === 0) {
         answer(res);
@@ -143,6 +187,7 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
     get requests() {
       return requests;
     },
+    contentTypes,
     waitFor(match, count = 1) {
       return new Promise((resolve) => {
         const check = () => {

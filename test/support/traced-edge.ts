@@ -5,12 +5,15 @@
 import { startTestEdge, type TestEdge, type TestEdgeOptions } from './start-edge.js';
 import { type StdioTestEdge, startStdioEdge } from './stdio-edge.js';
 
-/** The variables an operator's collector setup would hold; the receiver speaks OTLP/JSON. */
-export function otlpEnv(endpoint: string): Record<string, string> {
+/**
+ * The variables an operator's collector setup would hold: the endpoint, the service name, and the protocol
+ * when one is named (unnamed, the exporter speaks the specification's default, http/protobuf).
+ */
+export function otlpEnv(endpoint: string, protocol?: 'http/json' | 'http/protobuf'): Record<string, string> {
   return {
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_SERVICE_NAME: 'edge-under-test',
+    ...(protocol !== undefined ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}),
   };
 }
 
@@ -37,9 +40,9 @@ export function startTracedEdge(
   upstreamUrl: string,
   endpoint: string,
   yaml = '',
-  extra: TestEdgeOptions & { traces?: string } = {},
+  extra: TestEdgeOptions & { traces?: string; protocol?: 'http/json' | 'http/protobuf' } = {},
 ): Promise<TestEdge> {
-  return withEnv(otlpEnv(endpoint), () =>
+  return withEnv(otlpEnv(endpoint, extra.protocol), () =>
     startTestEdge(upstreamUrl, `${tracesYaml(extra.traces)}\n${yaml}`, extra),
   );
 }
