@@ -148,6 +148,8 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     expect(call.attributes['mcp_edge.observed_is_lower_bound']).toBe(true);
     const exchange = receiver.spans.find((s) => s.spanId === call.parentSpanId);
     expect(exchange?.attributes['mcp_edge.outcome']).toBe('response_replaced');
+    // The answer's ceiling is on the request's span, never on the exchange's.
+    expect(exchange?.attributes['mcp_edge.ceiling.name']).toBeUndefined();
     expect(exchange?.status.code).toBe(ERROR_STATUS);
   });
 

@@ -93,8 +93,10 @@ export function tracesFilter(
     message(direction, measurement) {
       const trace = traces.get(exchange);
       if (trace === undefined) return;
+      // A request is measured before its span starts: its ceiling shows on a span only when crossed
+      // (limitExceeded, on the exchange's span).
       if (direction === 'request') {
-        trace.current = trace.span;
+        trace.current = undefined;
         return;
       }
       const id = requestIdText(measurement.id);
