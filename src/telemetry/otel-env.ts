@@ -1,6 +1,7 @@
 // What the standard OTEL_* variables ask of the edge's traces, read as plain values: whether tracing is on,
 // which OTLP protocol, which sampler. Where spans go (endpoint, headers) the exporters read themselves; the
 // service name and resource attributes the resource's env detector reads.
+import { ConfigError } from '../config/config-error.js';
 import type { TracesConfig } from '../config/telemetry-schema.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -8,6 +9,11 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
 
 const PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json', 'grpc'];
+
+/** A variable the edge cannot use: a configuration error (the CLI exits 2 with it), naming the variable. */
+function envError(variable: string, reason: string): ConfigError {
+  return new ConfigError('environment', [{ keyPath: variable, line: undefined, column: undefined, reason }]);
+}
 
 function listOf(value: string | undefined): string[] {
   return (value ?? '')
@@ -33,8 +39,9 @@ export function otlpProtocol(env: Env): OtlpProtocol {
   if (named === undefined || named === '') return 'http/protobuf';
   const protocol = PROTOCOLS.find((p) => p === named);
   if (protocol === undefined) {
-    throw new Error(
-      `OTEL_EXPORTER_OTLP_PROTOCOL: "${named}" is not one mcp-edge exports with (${PROTOCOLS.join(', ')})`,
+    throw envError(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `"${named}" is not one mcp-edge exports with (${PROTOCOLS.join(', ')})`,
     );
   }
   return protocol;
@@ -59,13 +66,13 @@ export function samplerChoice(env: Env): SamplerChoice {
   const named = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
   const kind = SAMPLERS.find((s) => s === named);
   if (kind === undefined) {
-    throw new Error(`OTEL_TRACES_SAMPLER: "${named}" is not one of ${SAMPLERS.join(', ')}`);
+    throw envError('OTEL_TRACES_SAMPLER', `"${named}" is not one of ${SAMPLERS.join(', ')}`);
   }
   if (kind !== 'traceidratio' && kind !== 'parentbased_traceidratio') return { kind };
   const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
   const ratio = arg === undefined || arg === '' ? 1 : Number(arg);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
-    throw new Error(`OTEL_TRACES_SAMPLER_ARG: "${arg}" is not a ratio from 0 to 1`);
+    throw envError('OTEL_TRACES_SAMPLER_ARG', `"${arg}" is not a ratio from 0 to 1`);
   }
   return { kind, ratio };
 }

@@ -1,5 +1,6 @@
 // What the standard OTEL_* variables turn on and choose (src/telemetry/otel-env.ts).
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/config-error.js';
 import type { TracesConfig } from '../../src/config/telemetry-schema.js';
 import { otlpProtocol, samplerChoice, tracesEnabled } from '../../src/telemetry/otel-env.js';
 
@@ -35,10 +36,18 @@ describe('the OTLP protocol', () => {
     ).toBe('http/json');
   });
 
-  it('refuses one it cannot export with, naming the variable', () => {
+  it('refuses one it cannot export with: a configuration error naming the variable', () => {
     expect(() => otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift' })).toThrow(
-      'OTEL_EXPORTER_OTLP_PROTOCOL: "thrift" is not one mcp-edge exports with (http/protobuf, http/json, grpc)',
+      new ConfigError('environment', [
+        {
+          keyPath: 'OTEL_EXPORTER_OTLP_PROTOCOL',
+          line: undefined,
+          column: undefined,
+          reason: '"thrift" is not one mcp-edge exports with (http/protobuf, http/json, grpc)',
+        },
+      ]),
     );
+    expect(() => otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift' })).toThrow(ConfigError);
   });
 });
 
