@@ -15,9 +15,15 @@ export interface Proc {
 }
 
 /** Starts `command args`, stdout and stderr appended to `logFile` (nothing is piped through this process). */
-export function startProcess(name: string, command: string, args: string[], logFile: string): Proc {
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  logFile: string,
+  env?: NodeJS.ProcessEnv,
+): Proc {
   const fd = openSync(logFile, 'a');
-  const child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(env !== undefined ? { env } : {}) });
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`could not start ${name}: ${command}`);
   let done = false;

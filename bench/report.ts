@@ -42,6 +42,8 @@ export const TARGETS = {
   smallAddedP50Ms: 0.3,
   smallThroughputVsNginx: 0.5,
   largeMbpsVsBare: 0.75,
+  /** 1 KiB JSON with traces on (every exchange sampled, an exporter that accepts all): CPU per exchange over untraced. */
+  tracedCpuVsUntraced: 1.15,
   coreMeasureOverParse: 1.5,
   hugeGrowthMiB: 64,
   hugeErrorMs: 2000,
@@ -63,7 +65,7 @@ function roundRatio(
   result: WorkloadResult,
   id: PathId,
   over: PathId,
-  pick: (c: { rps: number; mbps: number }) => number,
+  pick: (c: { rps: number; mbps: number; cpuUsPerRequest?: number | undefined }) => number,
 ): number {
   const a = result.rounds[id]?.cannon ?? [];
   const b = result.rounds[over]?.cannon ?? [];
@@ -78,6 +80,18 @@ export function evaluateTargets(report: Report): Verdict[] {
   const out: Verdict[] = [];
   for (const result of report.load) {
     const { workload: w, paths } = result;
+    const traced = paths['edge-traced'];
+    if (traced !== undefined && paths['edge-enforce'] !== undefined) {
+      const cpu = (c: { cpuUsPerRequest?: number | undefined }) => c.cpuUsPerRequest ?? Number.NaN;
+      const ratio = roundRatio(result, 'edge-traced', 'edge-enforce', cpu);
+      out.push(
+        verdict(
+          `${w.id}: traced CPU per exchange <= ${TARGETS.tracedCpuVsUntraced}x untraced enforce`,
+          `${fixed(ratio, 2)}x (${fixed(traced.cpuUsPerRequest, 0)} vs ${fixed(paths['edge-enforce'].cpuUsPerRequest, 0)} us)`,
+          ratio <= TARGETS.tracedCpuVsUntraced,
+        ),
+      );
+    }
     const enforce = paths['edge-enforce'];
     if (enforce === undefined || w.target === undefined) continue;
     if (w.target === 'small') {
@@ -211,6 +225,7 @@ const PATH_ORDER: PathId[] = [
   'edge-enforce',
   'edge-observe',
   'edge-enforce-info',
+  'edge-traced',
 ];
 
 function loadTable(load: WorkloadResult[]): string {

@@ -26,6 +26,8 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +86,8 @@ export type PathId =
   | 'edge-baseline'
   | 'edge-enforce'
   | 'edge-observe'
-  | 'edge-enforce-info';
+  | 'edge-enforce-info'
+  | 'edge-traced';
 
 export interface Workload {
   id: string;
@@ -111,6 +114,18 @@ const WORKLOADS: Workload[] = [
     probe: true,
     target: 'small',
     extraPaths: ['edge-enforce-info'],
+  },
+  // Issue 26: the same calls through mcp-edge enforce with traces on at 100% sampling, exported over OTLP
+  // (http/protobuf) to a sink that accepts everything: what a span per exchange and per request costs.
+  {
+    id: 'json-1k-traced',
+    title: 'tools/call, 1 KiB result, JSON, traced (OTLP, every exchange sampled)',
+    answer: 'json-1k',
+    tool: 'small',
+    connections: 10,
+    probe: false,
+    target: undefined,
+    extraPaths: ['edge-traced'],
   },
   {
     id: 'sse-1k',
@@ -223,6 +238,7 @@ function edgeYaml(options: {
   mode: 'enforce' | 'observe';
   level: string;
   maxConnections: number;
+  traced: boolean;
 }): string {
   return `listen: { host: 127.0.0.1, port: ${options.port}, path: /mcp }
 upstream:
@@ -237,7 +253,7 @@ limits:
     big: { response: { maxMessageBytes: 16MiB } }
     mix: { response: { maxMessageBytes: 64KiB } }
     huge: { response: { maxMessageBytes: 4MiB } }
-`;
+${options.traced ? 'telemetry: { traces: { exporter: otlp } }\n' : ''}`;
 }
 
 function nginxConf(prefix: string, port: number, upstreamPort: number): string {
@@ -312,7 +328,8 @@ class Harness {
     let metricsUrl: string | undefined;
     // BENCH_CPU_PROF profiles the Node proxies whose difference the targets are about (and the baseline build).
     const profile =
-      SETTINGS.cpuProfDir !== undefined && (id === 'edge-enforce' || id === 'edge-baseline' || id === 'bare')
+      SETTINGS.cpuProfDir !== undefined &&
+      (id === 'edge-enforce' || id === 'edge-baseline' || id === 'edge-traced' || id === 'bare')
         ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir, '--cpu-prof-name', `${id}-${port}.cpuprofile`]
         : [];
     if (id === 'bare') {
@@ -364,10 +381,19 @@ class Harness {
           mode: id === 'edge-observe' ? 'observe' : 'enforce',
           level: id === 'edge-enforce-info' ? 'info' : 'warn',
           maxConnections,
+          traced: id === 'edge-traced',
         }),
       );
       const cli = id === 'edge-baseline' ? (SETTINGS.baselineCli ?? EDGE_CLI) : EDGE_CLI;
-      proc = startProcess(id, NODE, [...profile, cli, '--config', file], this.log(`${id}-${port}`));
+      const env =
+        id === 'edge-traced'
+          ? {
+              ...process.env,
+              OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${await this.otlpSink()}/v1/traces`,
+              OTEL_TRACES_SAMPLER: 'always_on',
+            }
+          : undefined;
+      proc = startProcess(id, NODE, [...profile, cli, '--config', file], this.log(`${id}-${port}`), env);
     }
     this.track(proc);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, proc);
@@ -379,8 +405,28 @@ class Harness {
     };
   }
 
+  #sink: Promise<string> | undefined;
+
+  /** An OTLP/HTTP receiver that accepts every export (an empty protobuf answer), in this process. */
+  otlpSink(): Promise<string> {
+    this.#sink ??= new Promise((resolve) => {
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+      });
+      server.listen(0, '127.0.0.1', () => {
+        this.sinkServer = server;
+        resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      });
+    });
+    return this.#sink;
+  }
+
+  sinkServer: Server | undefined;
+
   async stopAll(): Promise<void> {
     await Promise.all([...this.procs].map((p) => p.stop()));
+    this.sinkServer?.close();
   }
 }
 
@@ -814,7 +860,11 @@ async function main(): Promise<void> {
         ] as PathId[]
       ).filter(pathWanted);
       const running = new Map<PathId, PathRun>();
-      for (const id of [...ids, 'edge-enforce-info' as const].filter(pathWanted)) {
+      // The extra paths of the workloads this run loads (the traced edge only for json-1k-traced).
+      const extra = WORKLOADS.filter((w) => SETTINGS.workloads?.includes(w.id) ?? true).flatMap(
+        (w) => w.extraPaths,
+      );
+      for (const id of [...ids, ...new Set(extra)].filter(pathWanted)) {
         running.set(id, await h.startPath(id));
       }
       for (const w of WORKLOADS) {

@@ -9,6 +9,7 @@ import { hostBudgetsSchema, hostsSchema } from './hosts-schema.js';
 import { defaultLimitsSchema, tenantSchema } from './limits-schema.js';
 import { metricsSchema } from './metrics-schema.js';
 import { listenSchema, serverSchema } from './server-schema.js';
+import { telemetrySchema } from './telemetry-schema.js';
 import { tenancySchema, tenantIdSchema } from './tenancy-schema.js';
 import { upstreamSchema } from './upstream-schema.js';
 
@@ -46,6 +47,7 @@ export const edgeConfigSchema = z
     // Host profiles (src/hosts) and what happens to a result over the budget of the host that called.
     hosts: hostsSchema,
     hostBudgets: hostBudgetsSchema,
+    telemetry: telemetrySchema.prefault({}),
   })
   .superRefine(checkCrossReferences, { when: () => true });
 

@@ -55,8 +55,10 @@ export interface ScannedResult {
  * absent).
  */
 export interface ScannedParams {
-  /** `name` (a tools/call's tool). */
+  /** `name` (a tools/call's tool, a prompts/get's prompt). */
   name: unknown;
+  /** `uri` (the resource of resources/read, subscribe, unsubscribe). */
+  uri: unknown;
   /** `_meta.progressToken`. */
   progressToken: unknown;
   /** `requestId` (what a notifications/cancelled cancels). */
@@ -108,7 +110,7 @@ export function literalText(buf: Uint8Array, start: number, end: number): string
 }
 
 /** Whether the valid key literal `buf[start, end)` stands for the ASCII `name`. */
-function keyIs(buf: Uint8Array, start: number, end: number, name: string): boolean {
+export function keyIs(buf: Uint8Array, start: number, end: number, name: string): boolean {
   const inner = end - start - 2;
   if (inner === name.length) {
     for (let k = 0; k < inner; k++) if (buf[start + 1 + k] !== name.charCodeAt(k)) return false;
@@ -211,6 +213,7 @@ function scanParams(buf: Uint8Array, start: number, params: ScannedParams): numb
     if (keyIs(buf, keyStart, keyEnd, 'name')) params.name = standIn(buf, valueStart, end);
     else if (keyIs(buf, keyStart, keyEnd, 'requestId')) params.requestId = standIn(buf, valueStart, end);
     else if (keyIs(buf, keyStart, keyEnd, 'cursor')) params.hasCursor = true;
+    else if (keyIs(buf, keyStart, keyEnd, 'uri')) params.uri = standIn(buf, valueStart, end);
     return end;
   });
 }
@@ -259,6 +262,7 @@ export function scanMessage(bytes: Uint8Array): ScannedMessage | undefined {
         }
         const scanned: ScannedParams = {
           name: undefined,
+          uri: undefined,
           progressToken: undefined,
           requestId: undefined,
           hasCursor: false,

@@ -67,6 +67,10 @@ export interface JudgedMessage {
   deliveredBytes: number;
   /** The ceiling it crossed, if one did (undefined for a host budget's replacement). */
   violation: LimitViolation | undefined;
+  /** The JSON-RPC error code the receiver got for it: the edge's replacement's, or the sender's own error's. */
+  errorCode: number | undefined;
+  /** An answer to tools/call that is an error (a JSON-RPC error, or a result with isError: true). */
+  toolError: ToolAnswerError | undefined;
 }
 
 export type Verdict =
@@ -203,8 +207,20 @@ function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
   };
 }
 
+/** The code of a JSON-RPC error message's value, when it is a number. */
+function errorCodeOf(value: unknown): number | undefined {
+  const code = (value as { error?: { code?: unknown } } | null)?.error?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
 /** Tells the context's listener what became of a message (nothing is built when no one listens). */
-function tellJudged(ctx: JudgeContext, message: CheckedMessage, verdict: Verdict): void {
+function tellJudged(
+  ctx: JudgeContext,
+  message: CheckedMessage,
+  verdict: Verdict,
+  toolError: ToolAnswerError | undefined,
+  value: () => unknown,
+): void {
   if (ctx.judged === undefined) return;
   let fate: MessageFate;
   let deliveredBytes: number;
@@ -227,6 +243,14 @@ function tellJudged(ctx: JudgeContext, message: CheckedMessage, verdict: Verdict
     bytesIsLowerBound: message.bytesIsLowerBound,
     deliveredBytes,
     violation: verdict.action === 'forward' ? verdict.observedOver : verdict.violation,
+    // Only an error message is parsed for its code (rare); the edge's replacement carries its own.
+    errorCode:
+      verdict.action === 'replace'
+        ? verdict.replacement.error.code
+        : message.kind === 'error'
+          ? errorCodeOf(value())
+          : undefined,
+    toolError: message.subject.method === 'tools/call' ? toolError : undefined,
   });
 }
 
@@ -332,7 +356,7 @@ function judgeHeld(
       break;
     }
   }
-  tellJudged(ctx, checked, verdict);
+  tellJudged(ctx, checked, verdict, toolError, value);
   return verdict;
 }
 
@@ -389,6 +413,6 @@ export function judgeOversized(
   rememberRequest(ctx, kind, id, own);
   const checked: CheckedMessage = { kind, id, subject, bytes: observedBytes, bytesIsLowerBound: lowerBound };
   const verdict = verdictFor(ctx, checked);
-  tellJudged(ctx, checked, verdict);
+  tellJudged(ctx, checked, verdict, undefined, () => undefined);
   return verdict;
 }

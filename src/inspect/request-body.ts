@@ -16,6 +16,10 @@ export interface RequestMessage {
   method: string | undefined;
   /** The tool of a tools/call. */
   tool: string | undefined;
+  /** The prompt of a prompts/get (params.name). */
+  prompt: string | undefined;
+  /** The resource of a resources/read, subscribe or unsubscribe (params.uri). */
+  resourceUri: string | undefined;
   /** Its bytes as the client sent them. */
   bytes: number;
   /** It carries params.cursor: the next page of a listing. */
@@ -154,11 +158,15 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
       refusal = requestRefusal(verdict.violation);
     const { kind, id, method, tool } = message.classified;
+    const params = message.params;
     judged.push({
       kind,
       id,
       method,
       tool,
+      prompt: method === 'prompts/get' && typeof params?.name === 'string' ? params.name : undefined,
+      resourceUri:
+        method?.startsWith('resources/') === true && typeof params?.uri === 'string' ? params.uri : undefined,
       bytes: message.bytes.length,
       continues: message.params?.hasCursor === true,
     });

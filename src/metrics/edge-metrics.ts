@@ -36,6 +36,8 @@ export interface EdgeMetrics extends ToolRecorders {
   sseEvent(tenant: string): void;
   /** A tenant header from a peer outside trustedProxies (ignored and counted). */
   untrustedTenantHeader(): void;
+  /** Finished spans the trace exporter never got, and why (src/telemetry/bounded-processor.ts). */
+  spansDropped(count: number, reason: 'queue_full' | 'export_failed' | 'export_timeout'): void;
   /** A message of the upstream's that reached no client (src/upstream/upstream.ts UndeliveredReason). */
   undelivered(tenant: string, reason: string): void;
   /**
@@ -319,6 +321,9 @@ export function createEdgeMetrics(opts: EdgeMetricsOptions): EdgeMetrics {
       const child =
         sseEvents.get(tenant) ?? remember(sseEvents, tenant, counterCell(families.sseEvents, { tenant }));
       child.inc();
+    },
+    spansDropped(count, reason) {
+      families.spansDropped.labels({ reason }).inc(count);
     },
     untrustedTenantHeader() {
       families.untrustedTenantHeader.inc();

@@ -58,6 +58,7 @@ export const METRIC_NAMES = Object.freeze({
   configLastReloadTimestamp: 'mcp_edge_config_last_reload_timestamp_seconds',
   memoryLimit: 'mcp_edge_memory_limit_bytes',
   heldBytes: 'mcp_edge_held_bytes',
+  spansDropped: 'mcp_edge_spans_dropped_total',
   stdioProcesses: 'mcp_edge_stdio_processes',
   stdioProcessesLimit: 'mcp_edge_stdio_processes_limit',
 });
@@ -235,6 +236,12 @@ export function createFamilies(registry: Registry, options: FamilyOptions = {}) 
     memoryLimit: new Gauge({
       name: METRIC_NAMES.memoryLimit,
       help: 'The memory limit of the container or cgroup mcp-edge runs in, in bytes (absent when there is none). Compare with process_resident_memory_bytes.',
+      registers,
+    }),
+    spansDropped: new Counter({
+      name: METRIC_NAMES.spansDropped,
+      help: 'Finished trace spans the exporter never got: the queue was full (telemetry.traces.maxQueueSize), or their export failed or timed out. No samples while traces are off.',
+      labelNames: ['reason'] as const,
       registers,
     }),
     heldBytes: new Gauge({

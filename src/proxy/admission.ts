@@ -59,7 +59,11 @@ export function admit(
     untrustedTenantHeader: boolean,
   ): Admission => {
     if (untrustedTenantHeader) ctx.untrustedHeaders?.note(request.peer);
-    const filtered = ctx.filters.admit(exchange, { untrustedTenantHeader, refused: refusal !== undefined });
+    const filtered = ctx.filters.admit(exchange, {
+      untrustedTenantHeader,
+      refused: refusal !== undefined,
+      headers: request.headers,
+    });
     const answer = refusal ?? filtered;
     return answer === undefined ? { ok: true, exchange } : { ok: false, exchange, refusal: answer };
   };

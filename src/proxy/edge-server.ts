@@ -278,6 +278,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   upstream.start?.({ undelivered: (tenant, reason) => ctx.filters.undelivered(tenant, reason) });
   const closeUpstream = upstream.close;
   if (closeUpstream !== undefined) app.addHook('onClose', async () => closeUpstream.call(upstream));
+  app.addHook('onClose', () => ctx.filters.close());
 
   return {
     app,

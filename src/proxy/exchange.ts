@@ -70,7 +70,7 @@ export function holdBounds(
  * file): the observers of its messages, the checks they go through, and the hook told what became of each.
  */
 export interface ExchangeFilters {
-  observers(tenant: string): InspectionObserver[];
+  observers(tenant: string, exchange: Exchange): InspectionObserver[];
   readonly checks: readonly MessageCheck[];
   readonly answerChecks: readonly AnswerCheck[];
   readonly responseMessage: ((exchange: Exchange, message: JudgedMessage) => void) | undefined;
@@ -111,12 +111,16 @@ export interface Exchange {
   request?: { messages: readonly RequestMessage[]; batch: boolean } | undefined;
   /** Headers the filters set on the request as it goes upstream (a traceparent). */
   upstreamHeaders?: Record<string, string> | undefined;
+  /** Entries the filters put in each message's params._meta toward a stdio child (a traceparent). */
+  upstreamMeta?: Record<string, string> | undefined;
   /** The exchange as the upstream sees it, built once, when the upstream first asks (upstreamView). */
   upstream?: UpstreamExchange | undefined;
   /** The host its messages were judged under (its session's, else its User-Agent's), for the log line. */
   host?: string | undefined;
   /** Why admission refused it a 401 (src/tenancy), for the log line. */
   authFailure?: AuthFailure | undefined;
+  /** Fields a filter adds to the exchange log line (a trace id), set before the exchange ends. */
+  logFields?: Record<string, unknown> | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -131,7 +135,7 @@ export function startExchange(
 ): Exchange {
   const summary = new ExchangeSummary();
   const mode = resolveLimits(runtime.policy, { tenant }).mode.value;
-  return {
+  const exchange: Exchange = {
     runtime,
     filters,
     tenant,
@@ -139,7 +143,8 @@ export function startExchange(
     sessionId,
     pending: new PendingRequests(EXCHANGE_PENDING),
     summary,
-    observer: combineObservers(summary, ...filters.observers(tenant)),
+    // The filters' observers are added below, once the exchange they may watch exists.
+    observer: summary,
     startedAt: process.hrtime.bigint(),
     requestBytes: 0,
     wireBytesBefore: 0,
@@ -153,10 +158,14 @@ export function startExchange(
     bodyRouting: undefined,
     request: undefined,
     upstreamHeaders: undefined,
+    upstreamMeta: undefined,
     upstream: undefined,
     host: undefined,
     authFailure: undefined,
+    logFields: undefined,
   };
+  exchange.observer = combineObservers(summary, ...filters.observers(tenant, exchange));
+  return exchange;
 }
 
 /**
@@ -276,6 +285,7 @@ export function upstreamView(exchange: Exchange): UpstreamExchange {
     requestIds: requests.map(([id]) => id),
     initializes: requests.some(([, subject]) => subject.method === 'initialize'),
     routing: exchange.bodyRouting ?? bodyRouting([]),
+    meta: exchange.upstreamMeta,
     responseHoldBytes: holdBounds(runtime, exchange.tenant).response,
     crossing: (clientHeaders, peer) => {
       const identity = runtime.tenants.upstreamIdentity(clientHeaders, peer, exchange.tenant);

@@ -28,6 +28,10 @@ export function filterRequest(
       exchange.upstreamHeaders ??= {};
       exchange.upstreamHeaders[name.toLowerCase()] = value;
     },
+    setUpstreamMeta(name, value) {
+      exchange.upstreamMeta ??= {};
+      exchange.upstreamMeta[name] = value;
+    },
   };
   const decision = ctx.filters.request(exchange, request);
   if (!(decision instanceof Promise)) {

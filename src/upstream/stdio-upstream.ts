@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
 import { splitTopLevel } from '../core/json-scan.js';
+import { withMetaEntries } from '../core/meta-entries.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { BodyRouting } from '../inspect/body-routing.js';
@@ -168,6 +169,8 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
           return;
         }
         lines = bodyAsLines(request.body, split.spans);
+        const meta = exchange.meta;
+        if (meta !== undefined) lines = lines.map((line) => withMetaEntries(line, meta) ?? line);
       }
       if (sessionId === undefined) {
         // Only a POST comes without a session (the shell's session rules answered the others).

@@ -64,6 +64,11 @@ export interface UpstreamExchange {
   readonly initializes: boolean;
   /** What the body means for routing on a shared child: its progress tokens, answers and cancellations. */
   readonly routing: BodyRouting;
+  /**
+   * Entries the filters put in each request's and notification's `params._meta` (W3C trace context), for a
+   * kind whose messages carry no headers (a stdio child); undefined when none.
+   */
+  readonly meta: Readonly<Record<string, string>> | undefined;
   /** The most bytes of one answer the edge holds for this tenant; null: no bound. */
   readonly responseHoldBytes: number | null;
   /** Which identity headers stop at the edge or carry the tenant, and whether the peer's forwarding headers count. */

@@ -157,6 +157,8 @@ describe('admit with exchange filters', () => {
       peer: '127.0.0.1',
     });
     expect(refused).toMatchObject({ ok: false, refusal: { status: 401 } });
-    expect(facts).toEqual([{ untrustedTenantHeader: false, refused: true }]);
+    expect(facts).toEqual([
+      { untrustedTenantHeader: false, refused: true, headers: { ...host, 'x-api-key': 'wrong' } },
+    ]);
   });
 });

@@ -138,6 +138,15 @@ describe('valid files', () => {
       pagination: { maxPagesPerListing: 1000 },
       tenancy: { default: 'default', requireIdentified: false, resolve: [] },
       tenants: {},
+      telemetry: {
+        traces: {
+          exporter: 'env',
+          maxQueueSize: 2048,
+          maxExportBatchSize: 512,
+          scheduledDelay: 5_000,
+          exportTimeout: 10_000,
+        },
+      },
     });
   });
 
@@ -318,7 +327,7 @@ describe('invalid files name the key path and the line', () => {
     const problem = onlyProblem(yaml(...UPSTREAM, 'frobnicate: true'));
     expect(problem).toMatchObject({ keyPath: 'frobnicate', line: 3, column: 1 });
     expect(problem.reason).toBe(
-      'unknown key "frobnicate"; allowed here: listen, upstream, metrics, server, logging, limits, pagination, tenancy, tenants, hosts, hostBudgets',
+      'unknown key "frobnicate"; allowed here: listen, upstream, metrics, server, logging, limits, pagination, tenancy, tenants, hosts, hostBudgets, telemetry',
     );
   });
 

@@ -23,6 +23,7 @@ const request: ExchangeRequest = {
   bytes: 0,
   session: undefined,
   setUpstreamHeader() {},
+  setUpstreamMeta() {},
 };
 const tooMany = edgeRefusal(429, 'invalid_request', 'later', 1, { 'retry-after': '3' });
 
@@ -107,7 +108,7 @@ describe('the filter chain', () => {
     ]);
     const a = startExchange(runtime, 'default', undefined, chain);
     const b = startExchange(runtime, 'default', undefined, chain);
-    expect(chain.observers('default')[0]).toBe(chain.observers('default')[0]);
+    expect(chain.observers('default', a)[0]).toBe(chain.observers('default', b)[0]);
     a.observer.message('response', { envelopeBytes: 1 } as never, { method: undefined, tool: undefined });
     b.observer.message('response', { envelopeBytes: 1 } as never, { method: undefined, tool: undefined });
     expect(seen).toEqual(['fine', 'fine']);

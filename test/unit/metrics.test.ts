@@ -691,6 +691,8 @@ describe('the exposition', () => {
       mcp_edge_config_last_reload_success: 'gauge',
       mcp_edge_config_last_reload_timestamp_seconds: 'gauge',
       mcp_edge_held_bytes: 'gauge',
+      // Issue 26: spans the trace exporter never got (no samples while traces are off).
+      mcp_edge_spans_dropped_total: 'counter',
       // mcp_edge_stdio_processes and _limit only with a stdio upstream (test/integration/capacity-metrics.test.ts).
       // Only where the process runs under a memory limit (a container's cgroup).
       ...(memoryLimitOf(process.constrainedMemory(), totalmem()) === undefined

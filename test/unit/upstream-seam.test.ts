@@ -114,6 +114,7 @@ describe('the session rules, from the facts an upstream reports', () => {
       requestIds: [7],
       initializes: false,
       routing: bodyRouting([]),
+      meta: undefined,
       responseHoldBytes: null,
       crossing: () => ({ trustedPeer: false, drop: [], set: {} }),
       sent: () => {},

@@ -9,6 +9,7 @@ import { exchangeLogFilter } from './exchange-log.js';
 import { hostBudgetsFilter } from './host-budgets.js';
 import { metricsFilter } from './metrics-filter.js';
 import { paginationBoundFilter } from './pagination-bound.js';
+import { tracesOf } from './traces.js';
 
 /** What a filter is built from. */
 export interface FilterSetup {
@@ -17,11 +18,15 @@ export interface FilterSetup {
   log: Logger;
 }
 
-/** The edge's filters, in order; `extra` (an embedding program's, a test's) run after them. */
+/**
+ * The edge's filters, in order; `extra` (an embedding program's, a test's) run after them. Traces come first,
+ * so every exchange's span starts before any filter may refuse it; off, they are not in the chain at all.
+ */
 export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter[] = []): FilterChain {
   const { metrics, log } = setup;
   return new FilterChain(
     [
+      ...tracesOf(setup.config, process.env, metrics, log),
       ceilingsFilter(),
       hostBudgetsFilter(),
       paginationBoundFilter(),

@@ -23,6 +23,8 @@ export interface AdmissionFacts {
   untrustedTenantHeader: boolean;
   /** An earlier stage (method, Host, Origin, credentials) refused the exchange already. */
   refused: boolean;
+  /** The client's request headers as received (a traceparent); credentials among them. */
+  headers: IncomingHttpHeaders;
 }
 
 /** An admitted exchange's request, read and judged, before anything of it goes upstream. */
@@ -39,6 +41,11 @@ export interface ExchangeRequest {
   readonly session: SessionState | undefined;
   /** Sets a header on the request as it goes upstream (a traceparent); the edge's own identity headers win. */
   setUpstreamHeader(name: string, value: string): void;
+  /**
+   * Puts an entry in each request's and notification's `params._meta` toward an upstream whose messages carry
+   * no headers (a stdio child: the MCP specification's place for trace context); an HTTP upstream gets headers.
+   */
+  setUpstreamMeta(name: string, value: string): void;
 }
 
 /** How an exchange ended, computed once when its response closed. */
@@ -70,8 +77,11 @@ export interface ExchangeFilter {
    * undefined lets it on.
    */
   admit?(exchange: Exchange, facts: AdmissionFacts): EdgeHttpError | undefined;
-  /** What watches this exchange's messages, in both directions; built when the exchange starts. */
-  observe?(tenant: string): readonly InspectionObserver[];
+  /**
+   * What watches this exchange's messages, in both directions; built when the exchange starts (before admit).
+   * An observer may be the tenant's, shared by its exchanges, or this exchange's own.
+   */
+  observe?(tenant: string, exchange: Exchange): readonly InspectionObserver[];
   /**
    * Checks of each complete message, in either direction: the ceiling it crossed, or nothing. The first that
    * trips decides; the edge replaces an answer, drops a request or notification (with a notice), or, in
@@ -110,9 +120,11 @@ export interface ExchangeFilter {
    * here; exchanges in flight keep what they started with (Exchange.runtime).
    */
   reload?(config: EdgeConfig): void;
+  /** The edge is closing: a filter that sends somewhere (an exporter) sends what it holds and stops. */
+  close?(): Promise<void>;
 }
 
-type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks'>;
+type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks' | 'close'>;
 
 /** The filters of an edge, in order. */
 export class FilterChain implements ExchangeFilters {
@@ -237,12 +249,13 @@ export class FilterChain implements ExchangeFilters {
   }
 
   /** The observers the filters put on an exchange of this tenant. */
-  observers(tenant: string): InspectionObserver[] {
+  observers(tenant: string, exchange: Exchange): InspectionObserver[] {
     const observers: InspectionObserver[] = [];
     for (const filter of this.#filters) {
       if (filter.observe === undefined) continue;
       try {
-        for (const observer of filter.observe(tenant)) observers.push(this.#guarded(filter, observer));
+        for (const observer of filter.observe(tenant, exchange))
+          observers.push(this.#guarded(filter, observer));
       } catch (err) {
         this.#failed(filter, 'observe', err);
       }
@@ -305,5 +318,18 @@ export class FilterChain implements ExchangeFilters {
 
   reload(config: EdgeConfig): void {
     this.#each('reload', (filter) => filter.reload?.(config));
+  }
+
+  /** Closes every filter that has something to finish; a failure is logged, never thrown. */
+  async close(): Promise<void> {
+    await Promise.all(
+      this.#filters.map(async (filter) => {
+        try {
+          await filter.close?.();
+        } catch (err) {
+          this.#failed(filter, 'close', err);
+        }
+      }),
+    );
   }
 }

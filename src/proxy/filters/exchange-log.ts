@@ -35,6 +35,8 @@ export function exchangeLogFilter(): ExchangeFilter {
           hostBudgets: s.hostBudgets.length > 0 ? s.hostBudgets : undefined,
           outcome: ending.outcome,
           durationMs: Math.round(ending.durationMs * 10) / 10,
+          // What the filters added (the traces filter's trace_id and span_id).
+          ...exchange.logFields,
         },
         'exchange',
       );

@@ -1,0 +1,234 @@
+// OpenTelemetry traces as an exchange filter (src/telemetry): a server span per exchange, continuing the
+// client's W3C trace context, and inside it a span per JSON-RPC request or notification the exchange carries,
+// named and attributed per the semantic conventions for MCP (src/telemetry/mcp-spans.ts) with the edge's
+// verdicts. The exchange span is the parent of the upstream request (its traceparent header); the log line
+// carries trace_id and span_id. Built only when tracing is on (filterChainOf): off, nothing of it runs.
+
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Context, Span, TextMapGetter } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import type { EdgeConfig } from '../../config/schema.js';
+import type { TracesConfig } from '../../config/telemetry-schema.js';
+import { headerValue } from '../../core/headers.js';
+import type { InspectionObserver } from '../../inspect/observer.js';
+import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
+import type { DropReason } from '../../telemetry/bounded-processor.js';
+import {
+  answerOutcome,
+  ceilingAttributes,
+  type ExchangeFacts,
+  exchangeEndAttributes,
+  exchangeSpanName,
+  hostBudgetAttributes,
+  measurementAttributes,
+  outcomeIsError,
+  requestAttributes,
+  requestIdText,
+  requestSpanName,
+  STABLE,
+  sessionAttributes,
+  tracedMessage,
+  violationAttributes,
+} from '../../telemetry/mcp-spans.js';
+import { type Env, tracesEnabled } from '../../telemetry/otel-env.js';
+import { type EdgeTracing, startTracing } from '../../telemetry/tracing.js';
+import type { Exchange } from '../exchange.js';
+import type { ExchangeFilter } from './exchange-filter.js';
+
+/** One exchange's spans while it runs. */
+interface ExchangeTrace {
+  span: Span;
+  /** The context whose active span is the exchange's: the parent of its request spans and of the upstream. */
+  context: Context;
+  /** Request spans waiting for their answer, by jsonrpc.request.id. */
+  waiting: Map<string, Span>;
+  /** Notification spans and requests without a usable id: they end with the exchange. */
+  others: Span[];
+  /** The span the message being judged belongs to (its ceiling and host budget are told next). */
+  current: Span | undefined;
+}
+
+const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key],
+};
+
+/** SpanKind.SERVER and SpanStatusCode.ERROR of @opentelemetry/api. */
+const SERVER = 1;
+const ERROR = 2;
+
+/**
+ * What counts the spans the exporter never got: mcp_edge_spans_dropped_total when metrics are on, and the
+ * log at warn (at most once a minute, with the totals), so a drop is never silent.
+ */
+export function spanDropCounter(
+  metrics: EdgeMetrics | undefined,
+  log: Logger,
+): (n: number, r: DropReason) => void {
+  const totals: Record<DropReason, number> = { queue_full: 0, export_failed: 0, export_timeout: 0 };
+  // Each reason's series exists from the start at 0, so the first drop is an increase Prometheus can see.
+  for (const reason of Object.keys(totals) as DropReason[]) metrics?.spansDropped(0, reason);
+  let lastWarned = 0;
+  return (count, reason) => {
+    totals[reason] += count;
+    metrics?.spansDropped(count, reason);
+    const now = Date.now();
+    if (now - lastWarned >= 60_000) {
+      lastWarned = now;
+      log.warn({ dropped: { ...totals } }, 'spans dropped: the trace exporter is down, slow or behind');
+    }
+  };
+}
+
+export function tracesFilter(
+  tracing: EdgeTracing,
+  config: TracesConfig,
+  transport: ExchangeFacts['transport'],
+  log: Logger,
+): ExchangeFilter {
+  const { api, tracer, propagator } = tracing;
+  const traces = new WeakMap<Exchange, ExchangeTrace>();
+
+  const observerOf = (exchange: Exchange): InspectionObserver => ({
+    message(direction, measurement) {
+      const trace = traces.get(exchange);
+      if (trace === undefined) return;
+      // A request is measured before its span starts: its ceiling shows on a span only when crossed
+      // (limitExceeded, on the exchange's span).
+      if (direction === 'request') {
+        trace.current = undefined;
+        return;
+      }
+      const id = requestIdText(measurement.id);
+      const span = id !== undefined ? trace.waiting.get(id) : undefined;
+      trace.current = span;
+      if (span?.isRecording()) span.setAttributes(measurementAttributes(measurement));
+    },
+    limitExceeded(violation) {
+      const trace = traces.get(exchange);
+      if (trace === undefined) return;
+      const id = violation.direction === 'response' ? requestIdText(violation.id) : undefined;
+      const span = (id !== undefined ? trace.waiting.get(id) : undefined) ?? trace.span;
+      span.setAttributes(violationAttributes(violation));
+    },
+    ceilingMeasured(_direction, limit, ceiling) {
+      traces.get(exchange)?.current?.setAttributes(ceilingAttributes(limit, ceiling));
+    },
+    hostBudget(observation) {
+      traces.get(exchange)?.current?.setAttributes(hostBudgetAttributes(observation));
+    },
+    unparsable() {},
+  });
+
+  return {
+    name: 'traces',
+    observe: (_tenant, exchange) => [observerOf(exchange)],
+    admit(exchange, facts) {
+      const parent = propagator.extract(api.ROOT_CONTEXT, facts.headers, headerGetter);
+      const span = tracer.startSpan('mcp-edge exchange', { kind: SERVER }, parent);
+      const { traceId, spanId } = span.spanContext();
+      exchange.logFields ??= {};
+      exchange.logFields.trace_id = traceId;
+      exchange.logFields.span_id = spanId;
+      traces.set(exchange, {
+        span,
+        context: api.trace.setSpan(parent, span),
+        waiting: new Map(),
+        others: [],
+        current: undefined,
+      });
+      return undefined;
+    },
+    request(exchange, request) {
+      const trace = traces.get(exchange);
+      if (trace === undefined) return undefined;
+      const facts: ExchangeFacts = {
+        protocolVersion: headerValue(request.headers, 'mcp-protocol-version'),
+        sessionId: exchange.sessionId,
+        transport,
+      };
+      trace.span.setAttributes(sessionAttributes(facts));
+      trace.span.setAttribute(STABLE.networkTransport, transport);
+      for (const message of request.messages) {
+        if (!tracedMessage(message)) continue;
+        const span = tracer.startSpan(
+          requestSpanName(message),
+          { kind: SERVER, attributes: requestAttributes(message, facts) },
+          trace.context,
+        );
+        const id = message.kind === 'request' ? requestIdText(message.id) : undefined;
+        if (id !== undefined && !trace.waiting.has(id)) trace.waiting.set(id, span);
+        else trace.others.push(span);
+      }
+      const carrier: Record<string, string> = {};
+      propagator.inject(trace.context, carrier, api.defaultTextMapSetter);
+      for (const [name, value] of Object.entries(carrier)) {
+        request.setUpstreamHeader(name, value);
+        request.setUpstreamMeta(name, value);
+      }
+      return undefined;
+    },
+    responseMessage(exchange, message) {
+      const trace = traces.get(exchange);
+      const id = requestIdText(message.id);
+      if (trace === undefined || id === undefined) return;
+      const span = trace.waiting.get(id);
+      if (span === undefined) return;
+      trace.waiting.delete(id);
+      if (trace.current === span) trace.current = undefined;
+      const { attributes, error } = answerOutcome(message);
+      span.setAttributes(attributes);
+      if (error !== undefined) span.setStatus({ code: ERROR, message: error.message });
+      span.end();
+    },
+    end(exchange, ending) {
+      const trace = traces.get(exchange);
+      if (trace === undefined) return;
+      traces.delete(exchange);
+      const failed = outcomeIsError(ending.outcome);
+      // Requests no answer reached in this exchange (a notification, a client that left, a refusal).
+      for (const span of [...trace.waiting.values(), ...trace.others]) {
+        span.setAttribute('mcp_edge.outcome', ending.outcome);
+        if (failed) span.setStatus({ code: ERROR, message: `mcp-edge: ${ending.outcome}` });
+        span.end();
+      }
+      const { span } = trace;
+      span.updateName(exchangeSpanName(ending.httpMethod, ending.path));
+      span.setAttributes(
+        exchangeEndAttributes({
+          httpMethod: ending.httpMethod,
+          path: ending.path,
+          status: ending.status,
+          outcome: ending.outcome,
+          tenant: exchange.tenant,
+          host: exchange.initializedHost ?? exchange.host,
+          requestBytes: exchange.requestBytes,
+          responseBytes: ending.responseBytes,
+          clientAddress: ending.clientAddress,
+        }),
+      );
+      if (failed) span.setStatus({ code: ERROR, message: `mcp-edge: ${ending.outcome}` });
+      span.end();
+    },
+    close: () => tracing.shutdown(),
+    reload(next) {
+      if (JSON.stringify(next.telemetry.traces) !== JSON.stringify(config)) {
+        log.warn('telemetry.traces changed: the tracer keeps its settings until mcp-edge restarts');
+      }
+    },
+  };
+}
+
+/** The traces filter when tracing is on (telemetry.traces, OTEL_TRACES_EXPORTER), else none. */
+export function tracesOf(
+  config: EdgeConfig,
+  env: Env,
+  metrics: EdgeMetrics | undefined,
+  log: Logger,
+): ExchangeFilter[] {
+  const traces = config.telemetry.traces;
+  if (!tracesEnabled(traces, env)) return [];
+  const tracing = startTracing(traces, env, spanDropCounter(metrics, log));
+  log.info({ protocol: tracing.protocol }, 'traces are exported over OTLP');
+  return [tracesFilter(tracing, traces, config.upstream.stdio !== undefined ? 'pipe' : 'tcp', log)];
+}
