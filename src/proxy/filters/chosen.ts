@@ -9,6 +9,7 @@ import { exchangeLogFilter } from './exchange-log.js';
 import { hostBudgetsFilter } from './host-budgets.js';
 import { metricsFilter } from './metrics-filter.js';
 import { paginationBoundFilter } from './pagination-bound.js';
+import { quotasFilter } from './quotas.js';
 
 /** What a filter is built from. */
 export interface FilterSetup {
@@ -20,11 +21,13 @@ export interface FilterSetup {
 /** The edge's filters, in order; `extra` (an embedding program's, a test's) run after them. */
 export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter[] = []): FilterChain {
   const { metrics, log } = setup;
+  const quotas = quotasFilter(setup);
   return new FilterChain(
     [
       ceilingsFilter(),
       hostBudgetsFilter(),
       paginationBoundFilter(),
+      ...(quotas !== undefined ? [quotas] : []),
       ...(metrics !== undefined ? [metricsFilter(metrics)] : []),
       exchangeLogFilter(),
       ...extra,

@@ -110,6 +110,8 @@ export interface ExchangeFilter {
    * here; exchanges in flight keep what they started with (Exchange.runtime).
    */
   reload?(config: EdgeConfig): void;
+  /** The edge is closing: a filter with connections of its own (a quota store) closes them. */
+  close?(): void | Promise<void>;
 }
 
 type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks'>;
@@ -305,5 +307,18 @@ export class FilterChain implements ExchangeFilters {
 
   reload(config: EdgeConfig): void {
     this.#each('reload', (filter) => filter.reload?.(config));
+  }
+
+  /** Closes every filter that holds something open; a failure is logged under its name. */
+  async close(): Promise<void> {
+    await Promise.all(
+      this.#filters.map(async (filter) => {
+        try {
+          await filter.close?.();
+        } catch (err) {
+          this.#failed(filter, 'close', err);
+        }
+      }),
+    );
   }
 }

@@ -1,0 +1,100 @@
+// The Redis store (Redis 6+ or Valkey): counts shared by every replica, taken by one Lua script per exchange
+// (redis-script.ts; EVALSHA, loaded again by the client after a restart). The client is ioredis: commands
+// issued in the same event-loop turn go as one pipeline, a command waits at most storeTimeout, nothing is
+// queued while Redis is away (the exchange gets onStoreError at once), and it reconnects by itself.
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { ADD_SCRIPT, TAKE_SCRIPT } from './redis-script.js';
+import type { QuotaCharge, QuotaKey } from './rules.js';
+import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
+
+/** Every key this edge writes starts so: one namespace beside anything else the Redis holds. */
+export const KEY_PREFIX = 'mcp-edge:quota:';
+
+/** The longest wait between two reconnection attempts. */
+const MAX_RECONNECT_DELAY_MS = 2000;
+
+/** The scripts as ioredis' defined commands (its commands are typed per instance: a cast at its edge). */
+interface QuotaCommands {
+  mcpEdgeQuotaTake(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
+  mcpEdgeQuotaAdd(keyCount: number, ...args: (string | number)[]): Promise<number>;
+}
+
+export class RedisQuotaStore implements QuotaStore {
+  readonly kind = 'redis';
+  readonly #redis: Redis;
+  readonly #commands: QuotaCommands;
+  /** Whether the last thing heard from the connection was a failure (logged once per outage). */
+  #down = false;
+
+  constructor(url: string, timeoutMs: number, log: Logger) {
+    this.#redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: timeoutMs,
+      enableAutoPipelining: true,
+      connectTimeout: Math.max(1000, timeoutMs),
+      retryStrategy: (attempt) => Math.min(100 * attempt, MAX_RECONNECT_DELAY_MS),
+    });
+    this.#redis.defineCommand('mcpEdgeQuotaTake', { lua: TAKE_SCRIPT });
+    this.#redis.defineCommand('mcpEdgeQuotaAdd', { lua: ADD_SCRIPT });
+    this.#commands = this.#redis as unknown as QuotaCommands;
+    this.#redis.on('error', (err: Error) => {
+      if (this.#down) return;
+      this.#down = true;
+      log.warn(
+        { err, store: 'redis' },
+        'the quota store is unreachable; quotas.onStoreError applies until it returns',
+      );
+    });
+    this.#redis.on('ready', () => {
+      if (this.#down) log.info({ store: 'redis' }, 'the quota store is reachable again');
+      this.#down = false;
+    });
+  }
+
+  async take(charges: readonly QuotaCharge[], force: boolean): Promise<TakeResult> {
+    const args: (string | number)[] = charges.map((charge) => KEY_PREFIX + charge.key.id);
+    args.push(force ? '1' : '0');
+    for (const { key, limit, cost } of charges)
+      args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0');
+    const reply = await this.#call(() => this.#commands.mcpEdgeQuotaTake(charges.length, ...args));
+    const [refused = 0, retryMs = 0, ...used] = reply;
+    return { refused: refused - 1, used, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) };
+  }
+
+  async add(keys: readonly QuotaKey[], amount: number): Promise<void> {
+    if (amount <= 0 || keys.length === 0) return;
+    const args: (string | number)[] = keys.map((key) => KEY_PREFIX + key.id);
+    args.push(amount, ...keys.map((key) => key.rule.windowMs));
+    await this.#call(() => this.#commands.mcpEdgeQuotaAdd(keys.length, ...args));
+  }
+
+  async use(keys: readonly QuotaKey[]): Promise<number[]> {
+    const result = await this.take(
+      keys.map((key) => ({ key, limit: Number.MAX_SAFE_INTEGER, cost: 0 })),
+      false,
+    );
+    return result.used;
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+
+  /** A command's failure as a QuotaStoreError: a timeout, or Redis unavailable. */
+  async #call<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (err) {
+      const timeout = err instanceof Error && /timed out/i.test(err.message);
+      throw new QuotaStoreError(
+        timeout
+          ? 'the quota store did not answer within quotas.storeTimeout'
+          : 'the quota store is unavailable',
+        timeout ? 'timeout' : 'unavailable',
+        { cause: err },
+      );
+    }
+  }
+}
