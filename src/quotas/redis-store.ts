@@ -26,6 +26,9 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #commands: QuotaCommands;
   /** Whether the last thing heard from the connection was a failure (logged once per outage). */
   #down = false;
+  /** Until the first connection is up: what a command waits for (at most storeTimeout), not an outage. */
+  #firstReady: Promise<void> | undefined;
+  readonly #timeoutMs: number;
 
   constructor(url: string, timeoutMs: number, log: Logger) {
     this.#redis = new Redis(url, {
@@ -36,6 +39,8 @@ export class RedisQuotaStore implements QuotaStore {
       connectTimeout: Math.max(1000, timeoutMs),
       retryStrategy: (attempt) => Math.min(100 * attempt, MAX_RECONNECT_DELAY_MS),
     });
+    this.#timeoutMs = timeoutMs;
+    this.#firstReady = new Promise((resolve) => this.#redis.once('ready', () => resolve()));
     this.#redis.defineCommand('mcpEdgeQuotaTake', { lua: TAKE_SCRIPT });
     this.#redis.defineCommand('mcpEdgeQuotaAdd', { lua: ADD_SCRIPT });
     this.#commands = this.#redis as unknown as QuotaCommands;
@@ -48,6 +53,7 @@ export class RedisQuotaStore implements QuotaStore {
       );
     });
     this.#redis.on('ready', () => {
+      this.#firstReady = undefined;
       if (this.#down) log.info({ store: 'redis' }, 'the quota store is reachable again');
       this.#down = false;
     });
@@ -82,8 +88,21 @@ export class RedisQuotaStore implements QuotaStore {
     this.#redis.disconnect();
   }
 
+  /** Waits for the first connection, at most storeTimeout: a store that never came up is unavailable. */
+  async #untilFirstReady(ready: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.#timeoutMs);
+    });
+    const first = await Promise.race([ready, late]);
+    clearTimeout(timer);
+    if (first === 'late')
+      throw new QuotaStoreError('the quota store has not been reached yet', 'unavailable');
+  }
+
   /** A command's failure as a QuotaStoreError: a timeout, or Redis unavailable. */
   async #call<T>(command: () => Promise<T>): Promise<T> {
+    if (this.#firstReady !== undefined) await this.#untilFirstReady(this.#firstReady);
     try {
       return await command();
     } catch (err) {
