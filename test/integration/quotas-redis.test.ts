@@ -3,13 +3,15 @@
 // restarted (onStoreError allow and refuse, recovery) and too slow (storeTimeout).
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { formatQuotaExplanation } from '../../src/quotas/explain.js';
 import { connectV1Client } from '../support/clients.js';
 import { sample } from '../support/exposition.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { jsonReply, parseJsonBody, startRawUpstream } from '../support/raw-upstream.js';
 import { startRedis } from '../support/redis.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
-import { startTestEdge, type TestEdge } from '../support/start-edge.js';
+import { startTestEdge, type TestEdge, testEdgeYaml } from '../support/start-edge.js';
 
 const { track } = trackHandles();
 
@@ -245,5 +247,31 @@ describe('a quota store that fails', () => {
       baselineMaxMs: Number(base.toFixed(2)),
       duringMs: Number(during.ms.toFixed(2)),
     });
+  });
+});
+
+describe('explain', () => {
+  it('lists the rules that apply to a tenant with their current use read from Redis, or says the memory store cannot be read', async () => {
+    const redis = track(await startRedis());
+    const upstream = track(await answeringUpstream());
+    const rules =
+      '    - { name: calls, window: 1m, requests: 10 }\n    - { name: beta-only, window: 1m, requests: 5, tenants: [beta] }\n';
+    const yaml = quotasYaml(redis.url, rules);
+    const edge = track(await startTestEdge(upstream.url, yaml));
+    for (const id of ['1', '2', '3']) expect((await post(edge.url, id)).status).toBe(200);
+    const { config } = parseConfigText(testEdgeYaml(upstream.url, yaml), 'explain.yaml', {});
+    const text = await formatQuotaExplanation(config.quotas, 'default', undefined);
+    expect(text).toContain(
+      'calls: requests 10 requests per 1m (every tenant, per tenant), used now 3 requests (30%)',
+    );
+    expect(text).not.toContain('beta-only');
+    const memory = parseConfigText(
+      testEdgeYaml(upstream.url, quotasYaml('memory', rules)),
+      'explain.yaml',
+      {},
+    );
+    expect(await formatQuotaExplanation(memory.config.quotas, 'default', undefined)).toContain(
+      'kept in the running edge (store: memory); it cannot be read from outside it',
+    );
   });
 });
