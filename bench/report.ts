@@ -211,6 +211,8 @@ const PATH_ORDER: PathId[] = [
   'edge-enforce',
   'edge-observe',
   'edge-enforce-info',
+  'edge-quota-memory',
+  'edge-quota-redis',
 ];
 
 function loadTable(load: WorkloadResult[]): string {
