@@ -16,6 +16,8 @@ import type { ExchangeFilter, ExchangeRequest } from './exchange-filter.js';
 
 /** What a refusal for an unavailable store tells the client to wait. */
 const STORE_RETRY_AFTER_SECONDS = 1;
+/** The most often a failing store is logged (the count of failures since goes with it). */
+const STORE_FAILURE_LOG_MS = 10_000;
 
 interface QuotaState {
   rules: QuotaRule[];
@@ -34,14 +36,24 @@ export function quotasFilter(setup: {
   const metrics = setup.metrics !== undefined ? quotaMetricsOf(setup.metrics.registry) : undefined;
   let state = stateOf(config.quotas, undefined, log, metrics);
 
+  // Failures are logged at most once per STORE_FAILURE_LOG_MS, with how many there were: an outage under load
+  // is thousands of exchanges a second, and each is counted in the metrics already.
+  let lastLoggedAt = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
   /** A store failure: counted, logged, and decided by onStoreError. */
   const storeFailed = (err: unknown, id: JsonRpcId): EdgeHttpError | undefined => {
     const kind = err instanceof QuotaStoreError ? err.kind : 'unavailable';
     metrics?.storeError(state.store.kind, kind);
-    log.warn(
-      { err, store: state.store.kind, onStoreError: state.config.onStoreError },
-      'the quota store did not answer; quotas.onStoreError decides the exchange',
-    );
+    unlogged++;
+    const now = performance.now();
+    if (now - lastLoggedAt >= STORE_FAILURE_LOG_MS) {
+      log.warn(
+        { err, store: state.store.kind, onStoreError: state.config.onStoreError, failures: unlogged },
+        'the quota store did not answer; quotas.onStoreError decides the exchanges meanwhile',
+      );
+      lastLoggedAt = now;
+      unlogged = 0;
+    }
     return state.config.onStoreError === 'refuse'
       ? quotaStoreRefusal(id, STORE_RETRY_AFTER_SECONDS)
       : undefined;
