@@ -73,15 +73,16 @@ return reply
 `;
 
 /**
- * KEYS: the keys an answer is charged to. ARGV[1]: its bytes; ARGV[1 + i]: key i's window ms. A hash that
- * only answers reach (no take prunes it) is pruned here once it holds more slots than count.
+ * KEYS: the keys answers are charged to (the answers of one event-loop turn, coalesced). ARGV[2i - 1]: key i's
+ * bytes; ARGV[2i]: its window ms. A hash that only answers reach (no take prunes it) is pruned here once it
+ * holds more slots than count.
  */
 export const ADD_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local amount = tonumber(ARGV[1])
 for i = 1, #KEYS do
-  local w = tonumber(ARGV[i + 1])
+  local amount = tonumber(ARGV[2 * i - 1])
+  local w = tonumber(ARGV[2 * i])
   local cur = math.floor(now * ${SLOTS} / w)
   redis.call('HINCRBY', KEYS[i], cur, amount)
   redis.call('PEXPIRE', KEYS[i], math.ceil((cur + 1) * w / ${SLOTS} + w - now))

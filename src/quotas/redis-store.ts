@@ -20,6 +20,12 @@ interface QuotaCommands {
   mcpEdgeQuotaAdd(keyCount: number, ...args: (string | number)[]): Promise<number>;
 }
 
+/** The answers' bytes of one event-loop turn, per key, and the promise of their one script call. */
+interface PendingAdds {
+  amounts: Map<string, { key: QuotaKey; amount: number }>;
+  flushed: Promise<void> | undefined;
+}
+
 export class RedisQuotaStore implements QuotaStore {
   readonly kind = 'redis';
   readonly #redis: Redis;
@@ -28,6 +34,7 @@ export class RedisQuotaStore implements QuotaStore {
   #down = false;
   /** Until the first connection is up: what a command waits for (at most storeTimeout), not an outage. */
   #firstReady: Promise<void> | undefined;
+  #pendingAdds: PendingAdds | undefined;
   readonly #timeoutMs: number;
 
   constructor(url: string, timeoutMs: number, log: Logger) {
@@ -69,11 +76,37 @@ export class RedisQuotaStore implements QuotaStore {
     return { refused: refused - 1, used, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) };
   }
 
-  async add(keys: readonly QuotaKey[], amount: number): Promise<void> {
-    if (amount <= 0 || keys.length === 0) return;
-    const args: (string | number)[] = keys.map((key) => KEY_PREFIX + key.id);
-    args.push(amount, ...keys.map((key) => key.rule.windowMs));
-    await this.#call(() => this.#commands.mcpEdgeQuotaAdd(keys.length, ...args));
+  /**
+   * Answers' bytes are coalesced per key over one event-loop turn and sent as one script call: under load an
+   * exchange then costs Redis one call (its take), not two.
+   */
+  add(keys: readonly QuotaKey[], amount: number): Promise<void> | undefined {
+    if (amount <= 0 || keys.length === 0) return undefined;
+    let batch = this.#pendingAdds;
+    if (batch === undefined) {
+      const created: PendingAdds = { amounts: new Map(), flushed: undefined };
+      created.flushed = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          this.#pendingAdds = undefined;
+          this.#flush(created.amounts).then(() => resolve(), reject);
+        });
+      });
+      this.#pendingAdds = created;
+      batch = created;
+    }
+    for (const key of keys) {
+      const pending = batch.amounts.get(key.id);
+      if (pending !== undefined) pending.amount += amount;
+      else batch.amounts.set(key.id, { key, amount });
+    }
+    return batch.flushed;
+  }
+
+  #flush(amounts: ReadonlyMap<string, { key: QuotaKey; amount: number }>): Promise<number> {
+    const args: (string | number)[] = [];
+    for (const { key } of amounts.values()) args.push(KEY_PREFIX + key.id);
+    for (const { key, amount } of amounts.values()) args.push(amount, key.rule.windowMs);
+    return this.#call(() => this.#commands.mcpEdgeQuotaAdd(amounts.size, ...args));
   }
 
   async use(keys: readonly QuotaKey[]): Promise<number[]> {
