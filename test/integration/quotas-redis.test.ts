@@ -7,7 +7,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import { formatQuotaExplanation } from '../../src/quotas/explain.js';
 import { connectV1Client } from '../support/clients.js';
 import { sample } from '../support/exposition.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { MCP_POST_HEADERS, rejectionOf, trackHandles } from '../support/handles.js';
 import { jsonReply, parseJsonBody, startRawUpstream } from '../support/raw-upstream.js';
 import { startRedis } from '../support/redis.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
@@ -125,10 +125,7 @@ describe('three edges sharing one Redis', () => {
     await a.client.callTool({ name: 'sized', arguments: { bytes: 15_000 } });
     await a.client.callTool({ name: 'sized', arguments: { bytes: 15_000 } });
     const b = track(await connectV1Client(two.url));
-    const err = await b.client.callTool({ name: 'sized', arguments: { bytes: 10 } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await rejectionOf(b.client.callTool({ name: 'sized', arguments: { bytes: 10 } }));
     expect(err).toBeInstanceOf(StreamableHTTPError);
     expect((err as StreamableHTTPError).code).toBe(429);
     const shown = (err as Error).message;

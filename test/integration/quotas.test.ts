@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { sample } from '../support/exposition.js';
+import { MCP_POST_HEADERS, rejectionOf, trackHandles } from '../support/handles.js';
 import { jsonReply, parseJsonBody, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
 import { startTestEdge, testEdgeYaml } from '../support/start-edge.js';
@@ -16,15 +17,6 @@ const { track, defer } = trackHandles();
 interface QuotaErrorBody {
   id: unknown;
   error: { code: number; message: string; data: Record<string, unknown> };
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 function sleep(ms: number): Promise<void> {
@@ -47,10 +39,12 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
   fetch(url, { method: 'POST', headers: { ...MCP_POST_HEADERS, ...headers }, body: JSON.stringify(body) });
 const ping = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'ping' });
 
-async function metricValue(metricsUrl: string | undefined, series: string): Promise<number> {
-  const text = await (await fetch(metricsUrl ?? '')).text();
-  const line = text.split('\n').find((l) => l.startsWith(series));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+async function metricValue(
+  metricsUrl: string | undefined,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number> {
+  return sample(await (await fetch(metricsUrl ?? '')).text(), name, labels) ?? 0;
 }
 
 const BYTE_RULE = [
@@ -112,10 +106,11 @@ describe('a per-tool byte quota seen by real SDK clients', () => {
     });
     expect(body.error.data.used).toBeGreaterThan(30_000);
     expect(
-      await metricValue(
-        edge.metricsUrl,
-        'mcp_edge_quota_exceeded_total{rule="sized-bytes",tenant="default",action="refused"',
-      ),
+      await metricValue(edge.metricsUrl, 'mcp_edge_quota_exceeded_total', {
+        rule: 'sized-bytes',
+        tenant: 'default',
+        action: 'refused',
+      }),
     ).toBe(2);
 
     await sleep(retryAfter * 1000);
@@ -174,13 +169,14 @@ describe('a request quota through a raw client', () => {
     for (let i = 0; i < 5; i++) expect((await post(edge.url, ping(i))).status).toBe(200);
     expect(upstream.received.filter((r) => r.method === 'POST')).toHaveLength(5);
     expect(
-      await metricValue(
-        edge.metricsUrl,
-        'mcp_edge_quota_exceeded_total{rule="calls",tenant="default",action="observed"',
-      ),
+      await metricValue(edge.metricsUrl, 'mcp_edge_quota_exceeded_total', {
+        rule: 'calls',
+        tenant: 'default',
+        action: 'observed',
+      }),
     ).toBe(3);
     expect(
-      await metricValue(edge.metricsUrl, 'mcp_edge_quota_used_ratio{rule="calls",tenant="default"'),
+      await metricValue(edge.metricsUrl, 'mcp_edge_quota_used_ratio', { rule: 'calls', tenant: 'default' }),
     ).toBe(2.5);
   });
 
