@@ -1,10 +1,11 @@
-// The Redis store (Redis 6+ or Valkey): counts shared by every replica, taken by one Lua script per exchange
-// (redis-script.ts; EVALSHA, loaded again by the client after a restart). The client is ioredis: commands
-// issued in the same event-loop turn go as one pipeline, a command waits at most storeTimeout, nothing is
-// queued while Redis is away (the exchange gets onStoreError at once), and it reconnects by itself.
+// The Redis store (Redis 6+ or Valkey): counts shared by every replica. What the exchanges of one event-loop
+// turn ask (their takes, their answers' bytes) goes as one Lua script call (redis-script.ts; EVALSHA, loaded
+// again by the client after a restart): one command per turn, not one per exchange. The client is ioredis: a
+// command waits at most storeTimeout, nothing is queued while Redis is away (the exchanges get onStoreError at
+// once), and it reconnects by itself.
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ADD_SCRIPT, TAKE_SCRIPT } from './redis-script.js';
+import { BATCH_SCRIPT } from './redis-script.js';
 import type { QuotaCharge, QuotaKey } from './rules.js';
 import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
 
@@ -14,17 +15,37 @@ export const KEY_PREFIX = 'mcp-edge:quota:';
 /** The longest wait between two reconnection attempts. */
 const MAX_RECONNECT_DELAY_MS = 2000;
 
-/** The scripts as ioredis' defined commands (its commands are typed per instance: a cast at its edge). */
+/** The script as an ioredis defined command (its commands are typed per instance: a cast at its edge). */
 interface QuotaCommands {
-  mcpEdgeQuotaTake(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
-  mcpEdgeQuotaAdd(keyCount: number, ...args: (string | number)[]): Promise<number>;
+  mcpEdgeQuotaBatch(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
 }
 
-/** The answers' bytes of one event-loop turn, per key, and the promise of their one script call. */
+/** One take of the turn: its charges and where its answer goes. */
+interface PendingTake {
+  charges: readonly QuotaCharge[];
+  force: boolean;
+  resolve(result: TakeResult): void;
+  reject(err: unknown): void;
+}
+
+/** The takes of one event-loop turn, in order. */
+interface Batch {
+  takes: PendingTake[];
+}
+
+/** Answers' bytes not sent yet, summed per key, and the promise of the call that will carry them. */
 interface PendingAdds {
   amounts: Map<string, { key: QuotaKey; amount: number }>;
-  flushed: Promise<void> | undefined;
+  sent: Promise<void>;
+  done(err?: unknown): void;
+  timer: NodeJS.Timeout;
 }
+
+/**
+ * How long an answer's bytes may wait for the next take's call before they go on their own: under load an
+ * exchange then costs one call, not two. The edge that charged them sends them before its own next take.
+ */
+const ADD_DELAY_MS = 20;
 
 export class RedisQuotaStore implements QuotaStore {
   readonly kind = 'redis';
@@ -34,7 +55,8 @@ export class RedisQuotaStore implements QuotaStore {
   #down = false;
   /** Until the first connection is up: what a command waits for (at most storeTimeout), not an outage. */
   #firstReady: Promise<void> | undefined;
-  #pendingAdds: PendingAdds | undefined;
+  #batch: Batch | undefined;
+  #adds: PendingAdds | undefined;
   readonly #timeoutMs: number;
 
   constructor(url: string, timeoutMs: number, log: Logger) {
@@ -48,8 +70,7 @@ export class RedisQuotaStore implements QuotaStore {
     });
     this.#timeoutMs = timeoutMs;
     this.#firstReady = new Promise((resolve) => this.#redis.once('ready', () => resolve()));
-    this.#redis.defineCommand('mcpEdgeQuotaTake', { lua: TAKE_SCRIPT });
-    this.#redis.defineCommand('mcpEdgeQuotaAdd', { lua: ADD_SCRIPT });
+    this.#redis.defineCommand('mcpEdgeQuotaBatch', { lua: BATCH_SCRIPT });
     this.#commands = this.#redis as unknown as QuotaCommands;
     this.#redis.on('error', (err: Error) => {
       if (this.#down) return;
@@ -66,47 +87,87 @@ export class RedisQuotaStore implements QuotaStore {
     });
   }
 
-  async take(charges: readonly QuotaCharge[], force: boolean): Promise<TakeResult> {
-    const args: (string | number)[] = charges.map((charge) => KEY_PREFIX + charge.key.id);
-    args.push(force ? '1' : '0');
-    for (const { key, limit, cost } of charges)
-      args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0');
-    const reply = await this.#call(() => this.#commands.mcpEdgeQuotaTake(charges.length, ...args));
-    const [refused = 0, retryMs = 0, ...used] = reply;
-    return { refused: refused - 1, used, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) };
+  take(charges: readonly QuotaCharge[], force: boolean): Promise<TakeResult> {
+    const batch = this.#currentBatch();
+    return new Promise((resolve, reject) => batch.takes.push({ charges, force, resolve, reject }));
   }
 
-  /**
-   * Answers' bytes are coalesced per key over one event-loop turn and sent as one script call: under load an
-   * exchange then costs Redis one call (its take), not two.
-   */
   add(keys: readonly QuotaKey[], amount: number): Promise<void> | undefined {
     if (amount <= 0 || keys.length === 0) return undefined;
-    let batch = this.#pendingAdds;
-    if (batch === undefined) {
-      const created: PendingAdds = { amounts: new Map(), flushed: undefined };
-      created.flushed = new Promise<void>((resolve, reject) => {
-        setImmediate(() => {
-          this.#pendingAdds = undefined;
-          this.#flush(created.amounts).then(() => resolve(), reject);
-        });
-      });
-      this.#pendingAdds = created;
-      batch = created;
-    }
+    const adds = this.#adds ?? this.#newAdds();
     for (const key of keys) {
-      const pending = batch.amounts.get(key.id);
+      const pending = adds.amounts.get(key.id);
       if (pending !== undefined) pending.amount += amount;
-      else batch.amounts.set(key.id, { key, amount });
+      else adds.amounts.set(key.id, { key, amount });
     }
-    return batch.flushed;
+    return adds.sent;
   }
 
-  #flush(amounts: ReadonlyMap<string, { key: QuotaKey; amount: number }>): Promise<number> {
+  #newAdds(): PendingAdds {
+    let done: (err?: unknown) => void = () => {};
+    const sent = new Promise<void>((resolve, reject) => {
+      done = (err) => (err === undefined ? resolve() : reject(err));
+    });
+    // An answer charged is fire and forget: a caller may not wait, never an unhandled rejection.
+    sent.catch(() => {});
+    const timer = setTimeout(() => void this.#send([]), ADD_DELAY_MS);
+    timer.unref();
+    const adds: PendingAdds = { amounts: new Map(), sent, done, timer };
+    this.#adds = adds;
+    return adds;
+  }
+
+  /** The takes of this event-loop turn, sent when the turn's I/O callbacks have run. */
+  #currentBatch(): Batch {
+    if (this.#batch !== undefined) return this.#batch;
+    const batch: Batch = { takes: [] };
+    this.#batch = batch;
+    setImmediate(() => {
+      this.#batch = undefined;
+      void this.#send(batch.takes);
+    });
+    return batch;
+  }
+
+  /** One script call: the answers' bytes waiting (first, so these takes see them), then `takes` in order. */
+  async #send(takes: readonly PendingTake[]): Promise<void> {
+    const adds = this.#adds;
+    this.#adds = undefined;
+    if (adds !== undefined) clearTimeout(adds.timer);
+    if (takes.length === 0 && adds === undefined) return;
+    const keys: string[] = [];
     const args: (string | number)[] = [];
-    for (const { key } of amounts.values()) args.push(KEY_PREFIX + key.id);
-    for (const { key, amount } of amounts.values()) args.push(amount, key.rule.windowMs);
-    return this.#call(() => this.#commands.mcpEdgeQuotaAdd(amounts.size, ...args));
+    if (adds !== undefined) {
+      args.push('a', adds.amounts.size);
+      for (const { key, amount } of adds.amounts.values()) {
+        keys.push(KEY_PREFIX + key.id);
+        args.push(amount, key.rule.windowMs);
+      }
+    }
+    for (const { charges, force } of takes) {
+      args.push('t', charges.length, force ? '1' : '0');
+      for (const { key, limit, cost } of charges) {
+        keys.push(KEY_PREFIX + key.id);
+        args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0');
+      }
+    }
+    let reply: number[];
+    try {
+      reply = await this.#call(() => this.#commands.mcpEdgeQuotaBatch(keys.length, ...keys, ...args));
+    } catch (err) {
+      for (const take of takes) take.reject(err);
+      adds?.done(err);
+      return;
+    }
+    adds?.done();
+    let at = 0;
+    for (const take of takes) {
+      const refused = reply[at] ?? 0;
+      const retryMs = reply[at + 1] ?? 0;
+      const used = reply.slice(at + 2, at + 2 + take.charges.length);
+      at += 2 + take.charges.length;
+      take.resolve({ refused: refused - 1, used, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) });
+    }
   }
 
   async use(keys: readonly QuotaKey[]): Promise<number[]> {
@@ -118,6 +179,8 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async close(): Promise<void> {
+    // Answers' bytes still waiting go first, when Redis is there to take them.
+    if (this.#adds !== undefined) await this.#send([]).catch(() => {});
     this.#redis.disconnect();
   }
 
