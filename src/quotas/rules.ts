@@ -69,7 +69,7 @@ export function keyOf(
   tool: string | undefined,
 ): QuotaKey {
   const keyTool = rule.perTool ? tool : undefined;
-  // The tenant is its own hash tag: one exchange's keys are one tenant's, in one Redis Cluster slot.
+  // The tenant in braces is a Redis hash tag: every key of one tenant would share a slot of a sharded store.
   // The window is part of the key: a reload that changes it starts the count again, never reads slots of another size.
   const id = `{${tenant}}:${rule.name}:${measure}:${rule.windowMs}${keyTool !== undefined ? `:${keyTool}` : ''}`;
   return { rule, measure, tenant, tool: keyTool, id };
