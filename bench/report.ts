@@ -226,6 +226,8 @@ const PATH_ORDER: PathId[] = [
   'edge-observe',
   'edge-enforce-info',
   'edge-traced',
+  'edge-quota-memory',
+  'edge-quota-redis',
 ];
 
 function loadTable(load: WorkloadResult[]): string {

@@ -11,7 +11,7 @@
 // BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,hosts,load,huge,idle,stdio; hosts
 // is bench/host-budget.ts --adversarial, what measuring one result costs for a claimed host; stdio is
 // bench/stdio.ts, the stdio upstream beside supergateway, with its own BENCH_STDIO_* settings),
-// BENCH_WORKLOADS (all; e.g. json-1k,sse-1k), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
+// BENCH_WORKLOADS (all; e.g. json-1k,sse-1k,json-1k-quota-memory,json-1k-quota-redis; the quota ones start a redis-server), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
 // BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
 // (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
 // enforce, beside this build, so a change is measured against what it changed in the same run), BENCH_RECORDED
@@ -28,6 +28,7 @@ import {
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,7 +88,9 @@ export type PathId =
   | 'edge-enforce'
   | 'edge-observe'
   | 'edge-enforce-info'
-  | 'edge-traced';
+  | 'edge-traced'
+  | 'edge-quota-memory'
+  | 'edge-quota-redis';
 
 export interface Workload {
   id: string;
@@ -201,6 +204,28 @@ const WORKLOADS: Workload[] = [
     extraPaths: [],
     host: 'claude-code',
   },
+  // Issue 27: one quota rule that never refuses, counted in this process or in a Redis on loopback; compared
+  // with edge-enforce in the same rounds (CPU per exchange, added latency).
+  {
+    id: 'json-1k-quota-memory',
+    title: 'tools/call, 1 KiB result, JSON, one quota rule (memory store)',
+    answer: 'json-1k',
+    tool: 'small',
+    connections: 10,
+    probe: true,
+    target: undefined,
+    extraPaths: ['edge-quota-memory'],
+  },
+  {
+    id: 'json-1k-quota-redis',
+    title: 'tools/call, 1 KiB result, JSON, one quota rule (Redis store on loopback)',
+    answer: 'json-1k',
+    tool: 'small',
+    connections: 10,
+    probe: true,
+    target: undefined,
+    extraPaths: ['edge-quota-redis'],
+  },
   {
     id: 'progress',
     title: 'SSE: 200 progress notifications, then a 1 KiB result',
@@ -239,7 +264,17 @@ function edgeYaml(options: {
   level: string;
   maxConnections: number;
   traced: boolean;
+  /** A quota rule that never refuses, kept in this store. */
+  quotaStore?: string | undefined;
 }): string {
+  const quotas =
+    options.quotaStore === undefined
+      ? ''
+      : `quotas:
+  store: ${options.quotaStore}
+  rules:
+    - { name: bench, window: 1m, requests: 1000000000, responseBytes: 1000GiB }
+`;
   return `listen: { host: 127.0.0.1, port: ${options.port}, path: /mcp }
 upstream:
   url: http://127.0.0.1:${options.upstreamPort}/mcp
@@ -253,7 +288,8 @@ limits:
     big: { response: { maxMessageBytes: 16MiB } }
     mix: { response: { maxMessageBytes: 64KiB } }
     huge: { response: { maxMessageBytes: 4MiB } }
-${options.traced ? 'telemetry: { traces: { exporter: otlp } }\n' : ''}`;
+${options.traced ? 'telemetry: { traces: { exporter: otlp } }\n' : ''}
+${quotas}`;
 }
 
 function nginxConf(prefix: string, port: number, upstreamPort: number): string {
@@ -382,6 +418,12 @@ class Harness {
           level: id === 'edge-enforce-info' ? 'info' : 'warn',
           maxConnections,
           traced: id === 'edge-traced',
+          quotaStore:
+            id === 'edge-quota-memory'
+              ? 'memory'
+              : id === 'edge-quota-redis'
+                ? await this.startRedis()
+                : undefined,
         }),
       );
       const cli = id === 'edge-baseline' ? (SETTINGS.baselineCli ?? EDGE_CLI) : EDGE_CLI;
@@ -423,6 +465,31 @@ class Harness {
   }
 
   sinkServer: Server | undefined;
+
+  /** A redis-server of the bench's own on loopback (no persistence): its URL. */
+  async startRedis(): Promise<string> {
+    const port = await freePort();
+    const dir = mkdtempSync(join(this.work, 'redis-'));
+    const proc = this.track(
+      startProcess(
+        'redis',
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+        this.log('redis'),
+      ),
+    );
+    let exited = false;
+    void proc.exited.then(() => {
+      exited = true;
+    });
+    const deadline = Date.now() + 20_000;
+    while (!(await accepts(port))) {
+      if (exited || Date.now() > deadline)
+        throw new Error('redis-server did not start (is the redis-server package installed?)');
+      await sleep(50);
+    }
+    return `redis://127.0.0.1:${port}/0`;
+  }
 
   async stopAll(): Promise<void> {
     await Promise.all([...this.procs].map((p) => p.stop()));
@@ -621,6 +688,33 @@ async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<W
     };
   }
   return { workload: w, paths: summary, rounds };
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** What a quota path costs against edge-enforce in the same rounds: CPU per exchange and added p50 latency. */
+function quotaCost(result: WorkloadResult): string | undefined {
+  const quotaId = result.workload.extraPaths.find((id) => id.startsWith('edge-quota-'));
+  const quota = quotaId !== undefined ? result.rounds[quotaId] : undefined;
+  const enforce = result.rounds['edge-enforce'];
+  if (quotaId === undefined || quota === undefined || enforce === undefined) return undefined;
+  const cpu = median(
+    quota.cannon.map(
+      (c, i) => (c.cpuUsPerRequest ?? Number.NaN) / (enforce.cannon[i]?.cpuUsPerRequest ?? Number.NaN),
+    ),
+  );
+  const addedUs = median(quota.probe.map((x, i) => x.p50Us - (enforce.probe[i]?.p50Us ?? Number.NaN)));
+  return `${result.workload.id}: ${quotaId} CPU per exchange ${((cpu - 1) * 100).toFixed(1)}% against edge-enforce (median of per-round ratios), unloaded p50 ${addedUs.toFixed(0)} us added`;
 }
 
 export interface HugeResult {
@@ -860,11 +954,12 @@ async function main(): Promise<void> {
         ] as PathId[]
       ).filter(pathWanted);
       const running = new Map<PathId, PathRun>();
-      // The extra paths of the workloads this run loads (the traced edge only for json-1k-traced).
-      const extra = WORKLOADS.filter((w) => SETTINGS.workloads?.includes(w.id) ?? true).flatMap(
-        (w) => w.extraPaths,
+      // The extra paths of the workloads this run loads (the traced edge only for json-1k-traced, say).
+      const wanted = WORKLOADS.filter(
+        (w) => SETTINGS.workloads === undefined || SETTINGS.workloads.includes(w.id),
       );
-      for (const id of [...ids, ...new Set(extra)].filter(pathWanted)) {
+      const extra = [...new Set(wanted.flatMap((w) => w.extraPaths))];
+      for (const id of [...ids, ...extra].filter(pathWanted)) {
         running.set(id, await h.startPath(id));
       }
       for (const w of WORKLOADS) {
@@ -878,6 +973,8 @@ async function main(): Promise<void> {
           result.limitRejections = await metricSum(enforce.metricsUrl, 'mcp_edge_limit_exceeded_total');
         }
         report.load.push(result);
+        const quotaNote = quotaCost(result);
+        if (quotaNote !== undefined) report.notes.push(quotaNote);
       }
       for (const p of running.values()) await p.proc?.stop();
     }

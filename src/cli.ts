@@ -15,6 +15,7 @@ import { formatEffectiveConfig } from './config/print.js';
 import { resolveLimits } from './core/limits.js';
 import { formatHostExplanation } from './hosts/explain-host.js';
 import { DEFAULT_HOST_BUDGETS, HostTable } from './hosts/host-table.js';
+import { formatQuotaExplanation } from './quotas/explain.js';
 import { ListenError, startEdge } from './run.js';
 import { sha256Hex } from './tenancy/tenant-resolver.js';
 import { describeUpstream } from './upstream/select.js';
@@ -243,6 +244,7 @@ async function main(argv: string[]): Promise<number> {
       ...(values.tool !== undefined ? { tool: values.tool } : {}),
     });
     process.stdout.write(formatExplanation(limits, Object.hasOwn(loaded.config.tenants, values.tenant)));
+    process.stdout.write(await formatQuotaExplanation(loaded.config.quotas, values.tenant, values.tool));
     return 0;
   }
   if (command === 'hash-key') {

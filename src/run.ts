@@ -116,6 +116,8 @@ function keepRestartOnly(
     ['metrics', running.metrics, next.metrics],
     ['server.timeouts', running.server.timeouts, next.server.timeouts],
     ['server.maxHeaderBytes', running.server.maxHeaderBytes, next.server.maxHeaderBytes],
+    // The quota filter runs only when the section was there at start; its rules and store then reload.
+    ['quotas', running.quotas === undefined, next.quotas === undefined],
   ];
   const restartRequired = compared.filter(([, a, b]) => !isDeepStrictEqual(a, b)).map(([key]) => key);
   return { restartRequired, applied };

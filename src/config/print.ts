@@ -85,6 +85,9 @@ function redacted(config: EdgeConfig): EdgeConfig {
         : {}),
     },
     tenancy: { ...config.tenancy, resolve: config.tenancy.resolve.map(redactResolver) },
+    ...(config.quotas !== undefined
+      ? { quotas: { ...config.quotas, store: redactUrl(config.quotas.store) } }
+      : {}),
   };
 }
 

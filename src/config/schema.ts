@@ -8,6 +8,7 @@ import { checkCrossReferences } from './cross-checks.js';
 import { hostBudgetsSchema, hostsSchema } from './hosts-schema.js';
 import { defaultLimitsSchema, tenantSchema } from './limits-schema.js';
 import { metricsSchema } from './metrics-schema.js';
+import { quotasSchema } from './quotas-schema.js';
 import { listenSchema, serverSchema } from './server-schema.js';
 import { telemetrySchema } from './telemetry-schema.js';
 import { tenancySchema, tenantIdSchema } from './tenancy-schema.js';
@@ -16,6 +17,7 @@ import { upstreamSchema } from './upstream-schema.js';
 export type { IssueElsewhere } from './cross-checks.js';
 export type { TenantLimitsConfig } from './limits-schema.js';
 export { tenantSchema } from './limits-schema.js';
+export type { QuotaRuleConfig, QuotasConfig } from './quotas-schema.js';
 export type { CorsConfig } from './server-schema.js';
 export type {
   ApiKeyResolverConfig,
@@ -48,6 +50,8 @@ export const edgeConfigSchema = z
     hosts: hostsSchema,
     hostBudgets: hostBudgetsSchema,
     telemetry: telemetrySchema.prefault({}),
+    // Quotas over time (src/quotas): absent, no quota filter runs at all.
+    quotas: quotasSchema.optional(),
   })
   .superRefine(checkCrossReferences, { when: () => true });
 

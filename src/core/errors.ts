@@ -26,6 +26,8 @@ export type EdgeErrorReason =
   | 'upstream_capacity'
   | 'session_streams_exceeded'
   | 'id_in_use'
+  | 'quota_exceeded'
+  | 'quota_store_unavailable'
   | 'edge_failure';
 
 export interface JsonRpcErrorMessage {
@@ -301,11 +303,12 @@ export function edgeRefusal(
   message: string,
   id: JsonRpcId = null,
   extra: Record<string, string> = {},
+  data: Record<string, unknown> = {},
 ): EdgeHttpError {
   const body: JsonRpcErrorMessage = {
     jsonrpc: '2.0',
     id,
-    error: { code: CODE_REQUEST_REFUSED, message, data: { reason, enforcedBy: 'mcp-edge' } },
+    error: { code: CODE_REQUEST_REFUSED, message, data: { reason, ...data, enforcedBy: 'mcp-edge' } },
   };
   return {
     status,
@@ -434,4 +437,57 @@ export function preflightAnswer(headers: Record<string, string>): EdgeHttpError 
 /** A stdio call whose id or progress token another call held past upstream.stdio.idWait (src/upstream/stdio-child.ts). */
 export function idInUseRefusal(id: JsonRpcId, detail: string): EdgeHttpError {
   return edgeRefusal(409, 'id_in_use', detail, id);
+}
+
+/** A quota rule whose budget a request found used up (src/quotas). */
+export interface QuotaRefusal {
+  rule: string;
+  /** The rule's window as written in the config ("1m"). */
+  window: string;
+  /** What the rule counts. */
+  measure: 'requests' | 'requestBytes' | 'responseBytes';
+  limit: number;
+  used: number;
+  retryAfterSeconds: number;
+  tenant: string;
+  tool: string | undefined;
+}
+
+/**
+ * A request refused for a quota: 429 with Retry-After, shaped as a ceiling's refusal (the same JSON-RPC code,
+ * the request's id), so every client that shows a ceiling's message shows this one.
+ */
+export function quotaRefusal(q: QuotaRefusal, id: JsonRpcId): EdgeHttpError {
+  const unit =
+    q.measure === 'requests' ? 'requests' : q.measure === 'requestBytes' ? 'request bytes' : 'response bytes';
+  const scope = q.tool !== undefined ? `tenant "${q.tenant}", tool "${q.tool}"` : `tenant "${q.tenant}"`;
+  const message = `Quota "${q.rule}" is used up for ${scope}: ${q.used.toLocaleString('en-US')} of ${q.limit.toLocaleString('en-US')} ${unit} per ${q.window} (set by the mcp-edge operator); retry in ${q.retryAfterSeconds} s`;
+  return edgeRefusal(
+    429,
+    'quota_exceeded',
+    message,
+    id,
+    { 'retry-after': String(q.retryAfterSeconds) },
+    {
+      rule: q.rule,
+      window: q.window,
+      measure: q.measure,
+      limit: q.limit,
+      used: q.used,
+      retryAfterSeconds: q.retryAfterSeconds,
+      tenant: q.tenant,
+      ...(q.tool !== undefined ? { tool: q.tool } : {}),
+    },
+  );
+}
+
+/** quotas.onStoreError: refuse, and the quota store did not answer within quotas.storeTimeout: 503. */
+export function quotaStoreRefusal(id: JsonRpcId, retryAfterSeconds: number): EdgeHttpError {
+  return edgeRefusal(
+    503,
+    'quota_store_unavailable',
+    'mcp-edge cannot check this request against its quotas: the quota store is unavailable (quotas.onStoreError: refuse, set by the mcp-edge operator); the request was not sent, so it is safe to send again',
+    id,
+    { 'retry-after': String(retryAfterSeconds) },
+  );
 }

@@ -276,9 +276,9 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     },
   });
   upstream.start?.({ undelivered: (tenant, reason) => ctx.filters.undelivered(tenant, reason) });
+  app.addHook('onClose', async () => ctx.filters.close());
   const closeUpstream = upstream.close;
   if (closeUpstream !== undefined) app.addHook('onClose', async () => closeUpstream.call(upstream));
-  app.addHook('onClose', () => ctx.filters.close());
 
   return {
     app,

@@ -405,4 +405,32 @@ export const SCENARIOS: Scenario[] = [
       [7, []],
     ],
   },
+  {
+    alert: 'McpEdgeQuotaStoreFailing',
+    // Redis answers, then 30 failed store operations a minute for 6 minutes, then none again.
+    input_series: [
+      {
+        series: series('mcp_edge_quota_store_errors_total', { store: 'redis', error: 'unavailable' }),
+        values: '0x3 0+30x6 180x12',
+      },
+    ],
+    evaluations: [
+      [3, []],
+      [
+        8,
+        [
+          {
+            exp_labels: { severity: 'warning', ...GROUPED, store: 'redis' },
+            exp_annotations: {
+              summary: 'mcp-edge cannot use its quota store (redis)',
+              description:
+                "The quota store of the edge in front of http://127.0.0.1:3000/mcp (pod mcp-server-7d4b9-x2x8q) fails 400m times a second: quotas.onStoreError decides every exchange under a rule (allow: not counted; refuse: 503). See the edge's log for the store's error.",
+              runbook_url: runbook('McpEdgeQuotaStoreFailing'),
+            },
+          },
+        ],
+      ],
+      [16, []],
+    ],
+  },
 ];

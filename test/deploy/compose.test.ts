@@ -151,7 +151,7 @@ describe('the compose trial stack (deploy/compose)', () => {
     }
     try {
       const { stdout } = await promtool(['check', 'config', join(layout, configFile)]);
-      expect(stdout).toMatch(/SUCCESS: 9 rules found/);
+      expect(stdout).toMatch(/SUCCESS: 10 rules found/);
     } finally {
       rmSync(layout, { recursive: true, force: true });
     }

@@ -178,7 +178,7 @@ describe('the alert rules against a real edge and a real Prometheus', () => {
       groups: { rules: { name: string; health: string }[] }[];
     };
     const loaded = rules.groups.flatMap((g) => g.rules);
-    expect(loaded.length).toBe(9);
+    expect(loaded.length).toBe(10);
     for (const rule of loaded) expect(rule.health, rule.name).not.toBe('err');
   });
 

@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
-import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
+import { MCP_POST_HEADERS, rejectionOf, trackHandles } from '../support/handles.js';
 import { nestedCall } from '../support/json-samples.js';
 import { jsonReply, parseJsonBody, type RawReply, startRawUpstream } from '../support/raw-upstream.js';
 import { startV1Server } from '../support/sdk-v1-server.js';
@@ -33,15 +33,6 @@ interface ErrorData {
   method?: string;
   tool?: string;
   enforcedBy: string;
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('an oversized tool result reaches the caller as a protocol error with the contract data', () => {

@@ -11,6 +11,7 @@ import { emptyChannels } from '../../src/core/measure.js';
 import type { LimitPolicy, MessageMeasurement, ResultChannels } from '../../src/core/types.js';
 import { createEdgeMetrics, type EdgeMetrics } from '../../src/metrics/edge-metrics.js';
 import { type MetricsServer, startMetricsServer } from '../../src/metrics/metrics-server.js';
+import { quotaMetricsOf } from '../../src/metrics/quota-metrics.js';
 import {
   prometheusInstalled,
   promtool,
@@ -257,6 +258,12 @@ function feedTraffic(metrics: EdgeMetrics): void {
     { name: 'not-listed-anywhere', bytes: 800 },
   ]);
   metrics.callFinished({ tenant: 'acme', method: 'tools/call', tool: 'export', seconds: 3.1 });
+  // Issue 27: a quota refusal, a rule's use, a failing store's errors and its round trips.
+  const quotas = quotaMetricsOf(metrics.registry);
+  quotas.exceeded('calls', 'acme', 'refused');
+  quotas.usedRatio('calls', 'acme', 1);
+  quotas.storeError('redis', 'timeout');
+  quotas.storeRoundTrip('redis', 0.0004);
 }
 
 // ---- helpers --------------------------------------------------------------------------------------------
@@ -473,6 +480,7 @@ describe('metrics scraped by a real Prometheus', () => {
       'McpEdgeStdioProcessesNearLimit',
       'McpEdgeMemoryNearLimit',
       'McpEdgeConfigReloadFailed',
+      'McpEdgeQuotaStoreFailing',
     ]);
     // The listener stays up, this process has no memory limit and this edge's upstream is HTTP (no stdio
     // children): those rules are evaluated against scripted series (test/deploy/alert-rules.test.ts),
@@ -531,7 +539,7 @@ describe('metrics scraped by a real Prometheus', () => {
 
   it('promtool accepts the alert rules and the example Prometheus config', async () => {
     const rules = await promtool(['check', 'rules', ALERTS_FILE]);
-    expect(rules.stdout).toContain('SUCCESS: 9 rules found');
+    expect(rules.stdout).toContain('SUCCESS: 10 rules found');
     const config = await promtool(['check', 'config', PROMETHEUS_CONFIG]);
     expect(config.stdout).toContain('is valid prometheus config file syntax');
   });

@@ -22,6 +22,16 @@ export function trackHandles() {
   return { track, defer };
 }
 
+/** What `promise` rejects with; throws when it resolves (the call was expected to fail). */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the call to fail');
+}
+
 /** The headers a Streamable HTTP client sends with a POST. */
 export const MCP_POST_HEADERS = {
   'content-type': 'application/json',

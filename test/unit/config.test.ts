@@ -327,7 +327,7 @@ describe('invalid files name the key path and the line', () => {
     const problem = onlyProblem(yaml(...UPSTREAM, 'frobnicate: true'));
     expect(problem).toMatchObject({ keyPath: 'frobnicate', line: 3, column: 1 });
     expect(problem.reason).toBe(
-      'unknown key "frobnicate"; allowed here: listen, upstream, metrics, server, logging, limits, pagination, tenancy, tenants, hosts, hostBudgets, telemetry',
+      'unknown key "frobnicate"; allowed here: listen, upstream, metrics, server, logging, limits, pagination, tenancy, tenants, hosts, hostBudgets, telemetry, quotas',
     );
   });
 

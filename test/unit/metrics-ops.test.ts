@@ -12,6 +12,7 @@ import { PendingRequests } from '../../src/inspect/pending-requests.js';
 import { createEdgeMetrics, type EdgeMetrics } from '../../src/metrics/edge-metrics.js';
 import { createFamilies, METRIC_NAMES } from '../../src/metrics/families.js';
 import { OTHER_LABEL } from '../../src/metrics/label-guard.js';
+import { QUOTA_METRIC_NAMES, quotaMetricsOf } from '../../src/metrics/quota-metrics.js';
 import { memoryLimitOf } from '../../src/metrics/runtime-info.js';
 import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import { samples } from '../support/exposition.js';
@@ -283,6 +284,16 @@ describe('docs/operations.md, "Metrics"', () => {
       labels: [...(family.labelNames ?? [])].sort(),
     }));
     expect(registered.length).toBe(Object.keys(METRIC_NAMES).length);
+    // The quota filter's families (src/metrics/quota-metrics.ts), registered when a config has quotas.
+    const quotaRegistry = new Registry();
+    quotaMetricsOf(quotaRegistry);
+    for (const family of quotaRegistry.getMetricsAsArray() as unknown as RegisteredFamily[])
+      registered.push({
+        name: family.name,
+        type: family.type,
+        labels: [...(family.labelNames ?? [])].sort(),
+      });
+    expect(registered.length).toBe(Object.keys(METRIC_NAMES).length + Object.keys(QUOTA_METRIC_NAMES).length);
     const documented = [...rows].map(([name, row]) => ({ name, ...row }));
     expect(documented.sort(byName)).toEqual(registered.sort(byName));
   });

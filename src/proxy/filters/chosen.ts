@@ -9,6 +9,7 @@ import { exchangeLogFilter } from './exchange-log.js';
 import { hostBudgetsFilter } from './host-budgets.js';
 import { metricsFilter } from './metrics-filter.js';
 import { paginationBoundFilter } from './pagination-bound.js';
+import { quotasFilter } from './quotas.js';
 import { tracesOf } from './traces.js';
 
 /** What a filter is built from. */
@@ -24,12 +25,14 @@ export interface FilterSetup {
  */
 export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter[] = []): FilterChain {
   const { metrics, log } = setup;
+  const quotas = quotasFilter(setup);
   return new FilterChain(
     [
       ...tracesOf(setup.config, process.env, metrics, log),
       ceilingsFilter(),
       hostBudgetsFilter(),
       paginationBoundFilter(),
+      ...(quotas !== undefined ? [quotas] : []),
       ...(metrics !== undefined ? [metricsFilter(metrics)] : []),
       exchangeLogFilter(),
       ...extra,

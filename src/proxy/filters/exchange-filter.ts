@@ -120,8 +120,9 @@ export interface ExchangeFilter {
    * here; exchanges in flight keep what they started with (Exchange.runtime).
    */
   reload?(config: EdgeConfig): void;
-  /** The edge is closing: a filter that sends somewhere (an exporter) sends what it holds and stops. */
-  close?(): Promise<void>;
+  /** The edge is closing: a filter that sends somewhere (an exporter) sends what it holds and stops; one with
+   * connections of its own (a quota store) closes them. */
+  close?(): void | Promise<void>;
 }
 
 type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks' | 'close'>;
@@ -320,7 +321,8 @@ export class FilterChain implements ExchangeFilters {
     this.#each('reload', (filter) => filter.reload?.(config));
   }
 
-  /** Closes every filter that has something to finish; a failure is logged, never thrown. */
+  /** Closes every filter that has something to finish or holds something open; a failure is logged under its
+   * name, never thrown. */
   async close(): Promise<void> {
     await Promise.all(
       this.#filters.map(async (filter) => {

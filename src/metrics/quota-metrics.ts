@@ -1,0 +1,73 @@
+// The quota families (src/proxy/filters/quotas.ts records them): refusals by rule, tenant and action, the
+// replica's last-seen use of each rule, store errors and round trips. Rule names come from the config and
+// tenants are the edge's own, so every label is bounded as the other families' are.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export const QUOTA_METRIC_NAMES = Object.freeze({
+  exceeded: 'mcp_edge_quota_exceeded_total',
+  usedRatio: 'mcp_edge_quota_used_ratio',
+  storeErrors: 'mcp_edge_quota_store_errors_total',
+  storeDuration: 'mcp_edge_quota_store_duration_seconds',
+});
+
+/** From a loopback Redis (a tenth of a millisecond) to a store past any sane storeTimeout. */
+const STORE_SECONDS_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,
+];
+
+export interface QuotaMetrics {
+  exceeded(rule: string, tenant: string, action: 'refused' | 'observed'): void;
+  usedRatio(rule: string, tenant: string, ratio: number): void;
+  storeError(store: string, error: string): void;
+  storeRoundTrip(store: string, seconds: number): void;
+  /** Every error series of `store` at 0, so a rate over them exists before the first error. */
+  storeStarted(store: string): void;
+}
+
+/** The families on `registry`, created once per registry (an edge restarted in the same process finds them). */
+export function quotaMetricsOf(registry: Registry): QuotaMetrics {
+  const existing = registry.getSingleMetric(QUOTA_METRIC_NAMES.exceeded);
+  const registers = [registry];
+  const exceeded =
+    (existing as Counter<'rule' | 'tenant' | 'action'> | undefined) ??
+    new Counter({
+      name: QUOTA_METRIC_NAMES.exceeded,
+      help: 'Exchanges a quota rule found without budget: action refused (429), or observed (observe mode: forwarded).',
+      labelNames: ['rule', 'tenant', 'action'] as const,
+      registers,
+    });
+  const usedRatio =
+    (registry.getSingleMetric(QUOTA_METRIC_NAMES.usedRatio) as Gauge<'rule' | 'tenant'> | undefined) ??
+    new Gauge({
+      name: QUOTA_METRIC_NAMES.usedRatio,
+      help: "A rule's use over its limit for a tenant, as this replica last saw it (1: used up).",
+      labelNames: ['rule', 'tenant'] as const,
+      registers,
+    });
+  const storeErrors =
+    (registry.getSingleMetric(QUOTA_METRIC_NAMES.storeErrors) as Counter<'store' | 'error'> | undefined) ??
+    new Counter({
+      name: QUOTA_METRIC_NAMES.storeErrors,
+      help: 'Quota store operations that failed (error: timeout, unavailable, full); quotas.onStoreError decided the exchange.',
+      labelNames: ['store', 'error'] as const,
+      registers,
+    });
+  const storeDuration =
+    (registry.getSingleMetric(QUOTA_METRIC_NAMES.storeDuration) as Histogram<'store'> | undefined) ??
+    new Histogram({
+      name: QUOTA_METRIC_NAMES.storeDuration,
+      help: "Round trip of an exchange's quota check to a shared store.",
+      labelNames: ['store'] as const,
+      buckets: STORE_SECONDS_BUCKETS,
+      registers,
+    });
+  return {
+    exceeded: (rule, tenant, action) => exceeded.inc({ rule, tenant, action }),
+    usedRatio: (rule, tenant, ratio) => usedRatio.set({ rule, tenant }, ratio),
+    storeError: (store, error) => storeErrors.inc({ store, error }),
+    storeRoundTrip: (store, seconds) => storeDuration.observe({ store }, seconds),
+    storeStarted: (store) => {
+      for (const error of ['timeout', 'unavailable', 'full']) storeErrors.inc({ store, error }, 0);
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// The memory store: counts kept in this process, exact within it (each take is one synchronous step). Keys
+// expire with their window, and at most maxKeys are held: a new key past them is a store error (counted),
+// after the keys that no longer count have been let go.
+import type { QuotaCharge, QuotaKey } from './rules.js';
+import { hasRoom } from './rules.js';
+import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
+import { retryAfterSeconds, type Slots, slotOf, useOf } from './window.js';
+
+interface Counted {
+  slots: Slots;
+  windowMs: number;
+}
+
+export class MemoryQuotaStore implements QuotaStore {
+  readonly kind = 'memory';
+  readonly #counts = new Map<string, Counted>();
+  readonly #maxKeys: number;
+  readonly #now: () => number;
+
+  /** `now`: the clock in ms (a test's own). */
+  constructor(maxKeys: number, now: () => number = Date.now) {
+    this.#maxKeys = maxKeys;
+    this.#now = now;
+  }
+
+  /** How many keys are held now. */
+  get size(): number {
+    return this.#counts.size;
+  }
+
+  take(charges: readonly QuotaCharge[], force: boolean): TakeResult {
+    const now = this.#now();
+    const used: number[] = [];
+    let refused = -1;
+    let retry = 0;
+    charges.forEach((charge, index) => {
+      const counted = this.#counts.get(charge.key.id);
+      const use = counted !== undefined ? useOf(counted.slots, now, counted.windowMs) : 0;
+      used.push(use);
+      if (refused === -1 && !hasRoom(charge.key.measure, use, charge.limit, charge.cost)) {
+        refused = index;
+        const cost = charge.key.measure === 'requests' ? charge.cost : 1;
+        retry = retryAfterSeconds(
+          counted?.slots ?? new Map(),
+          use,
+          charge.limit,
+          cost,
+          now,
+          charge.key.rule.windowMs,
+        );
+      }
+    });
+    if (refused === -1 || force) {
+      this.#makeRoom(
+        charges.filter((charge) => charge.cost > 0).map((charge) => charge.key.id),
+        now,
+      );
+      charges.forEach((charge, index) => {
+        if (charge.cost > 0) used[index] = (used[index] ?? 0) + this.#charge(charge.key, charge.cost, now);
+      });
+    }
+    return { refused, used, retryAfterSeconds: retry };
+  }
+
+  add(keys: readonly QuotaKey[], amount: number): void {
+    if (amount <= 0) return;
+    const now = this.#now();
+    this.#makeRoom(
+      keys.map((key) => key.id),
+      now,
+    );
+    for (const key of keys) this.#charge(key, amount, now);
+  }
+
+  async use(keys: readonly QuotaKey[]): Promise<number[]> {
+    const now = this.#now();
+    return keys.map((key) => {
+      const counted = this.#counts.get(key.id);
+      return counted !== undefined ? useOf(counted.slots, now, counted.windowMs) : 0;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#counts.clear();
+  }
+
+  /** Adds `amount` to the key's current slot; returns `amount`. */
+  #charge(key: QuotaKey, amount: number, now: number): number {
+    let counted = this.#counts.get(key.id);
+    if (counted === undefined) {
+      counted = { slots: new Map(), windowMs: key.rule.windowMs };
+      this.#counts.set(key.id, counted);
+    }
+    const slot = slotOf(now, counted.windowMs);
+    counted.slots.set(slot, (counted.slots.get(slot) ?? 0) + amount);
+    return amount;
+  }
+
+  /** Throws before anything is charged when the new keys among `ids` would go past maxKeys. */
+  #makeRoom(ids: readonly string[], now: number): void {
+    const fresh = ids.filter((id) => !this.#counts.has(id)).length;
+    if (fresh === 0 || this.#counts.size + fresh <= this.#maxKeys) return;
+    this.#sweep(now);
+    if (this.#counts.size + fresh > this.#maxKeys)
+      throw new QuotaStoreError(
+        `the memory quota store holds quotas.maxKeys (${this.#maxKeys}) keys`,
+        'full',
+      );
+  }
+
+  /** Lets go of every key whose charges no longer count. */
+  #sweep(now: number): void {
+    for (const [id, counted] of this.#counts) {
+      useOf(counted.slots, now, counted.windowMs);
+      if (counted.slots.size === 0) this.#counts.delete(id);
+    }
+  }
+}

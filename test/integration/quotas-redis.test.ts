@@ -1,0 +1,277 @@
+// Quotas shared by edges through a real redis-server: three replicas held to one budget under 60 concurrent
+// clients, a per-tool byte rule across replicas with a real SDK client, and the store failing: killed and
+// restarted (onStoreError allow and refuse, recovery) and too slow (storeTimeout).
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { formatQuotaExplanation } from '../../src/quotas/explain.js';
+import { connectV1Client } from '../support/clients.js';
+import { sample } from '../support/exposition.js';
+import { MCP_POST_HEADERS, rejectionOf, trackHandles } from '../support/handles.js';
+import { jsonReply, parseJsonBody, startRawUpstream } from '../support/raw-upstream.js';
+import { startRedis } from '../support/redis.js';
+import { startV1Server } from '../support/sdk-v1-server.js';
+import { startTestEdge, type TestEdge, testEdgeYaml } from '../support/start-edge.js';
+
+const { track } = trackHandles();
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function answeringUpstream() {
+  return startRawUpstream((req) => {
+    const body = parseJsonBody(req) as { id?: unknown };
+    return jsonReply({ jsonrpc: '2.0', id: body.id ?? null, result: {} });
+  });
+}
+
+const ping = (id: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+
+async function post(url: string, id: string): Promise<{ status: number; body: string; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: MCP_POST_HEADERS, body: ping(id) });
+  const body = await res.text();
+  return { status: res.status, body, ms: performance.now() - started };
+}
+
+async function metric(edge: TestEdge, name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(edge.metricsUrl ?? '')).text();
+  return sample(text, name, labels) ?? 0;
+}
+
+/** Figures the closing note quotes. */
+function report(what: string, figures: Record<string, unknown>): void {
+  process.stdout.write(`[quota figures] ${what}: ${JSON.stringify(figures)}\n`);
+}
+
+const quotasYaml = (store: string, rules: string, extra = '', storeTimeout = '50ms') =>
+  `quotas:\n  store: ${store}\n  storeTimeout: ${storeTimeout}\n${extra}  rules:\n${rules}`;
+
+describe('three edges sharing one Redis', () => {
+  it('admit 600-630 requests of a 600-per-window rule in the window under 60 concurrent clients, and never fewer while budget remains', async () => {
+    const redis = track(await startRedis());
+    const upstream = track(await answeringUpstream());
+    const windowMs = 15_000;
+    // The three edges and the 60 clients share this one process's event loop: a store timeout here would be the
+    // loop's lag, not Redis's, and onStoreError: allow would let those exchanges by uncounted.
+    const yaml = quotasYaml(redis.url, '    - { name: calls, window: 15s, requests: 600 }\n', '', '2s');
+    const edges = [
+      track(await startTestEdge(upstream.url, yaml, { metrics: true })),
+      track(await startTestEdge(upstream.url, yaml, { metrics: true })),
+      track(await startTestEdge(upstream.url, yaml, { metrics: true })),
+    ];
+    // Every edge has its connection and script before the clock starts.
+    for (const edge of edges) expect((await post(edge.url, 'warm')).status).toBe(200);
+    await redis.command('FLUSHALL');
+
+    const started = performance.now();
+    const admittedAt: number[] = [];
+    const refusedAt: number[] = [];
+    const others: number[] = [];
+    const clients = Array.from({ length: 60 }, async (_, client) => {
+      const edge = edges[client % edges.length]!;
+      let n = 0;
+      // One window at least, and on until the budget is used up (a loaded machine may take longer than one).
+      const more = () => {
+        const elapsed = performance.now() - started;
+        return elapsed < 4 * windowMs && (elapsed < windowMs || refusedAt.length === 0);
+      };
+      while (more()) {
+        const sentAt = performance.now() - started;
+        const { status } = await post(edge.url, `c${client}-${n++}`);
+        if (status === 200) admittedAt.push(sentAt);
+        else if (status === 429) refusedAt.push(sentAt);
+        else others.push(status);
+      }
+    });
+    await Promise.all(clients);
+    let storeErrors = 0;
+    for (const edge of edges)
+      for (const error of ['timeout', 'unavailable'])
+        storeErrors += await metric(edge, 'mcp_edge_quota_store_errors_total', { store: 'redis', error });
+    const inWindow = admittedAt.filter((at) => at < windowMs).length;
+    const firstRefusal = Math.min(...refusedAt);
+    const admittedBeforeFirstRefusal = admittedAt.filter((at) => at < firstRefusal).length;
+    report('3 edges, 1 Redis, 60 clients, requests: 600 per 15s', {
+      admittedInWindow: inWindow,
+      refused: refusedAt.length,
+      firstRefusalAtMs: Math.round(firstRefusal),
+      sentBeforeFirstRefusalAndAdmitted: admittedBeforeFirstRefusal,
+      otherStatuses: others.length,
+      storeErrors,
+    });
+    expect(others).toEqual([]);
+    expect(storeErrors).toBe(0);
+    expect(refusedAt.length).toBeGreaterThan(0);
+    // Never fewer than the budget while it remains: every request sent before the first refusal was admitted,
+    // and there were 600 of them.
+    expect(admittedBeforeFirstRefusal).toBeGreaterThanOrEqual(600);
+    // Never more than the budget and its tolerance in one window.
+    expect(inWindow).toBeLessThanOrEqual(630);
+    if (firstRefusal < windowMs) expect(inWindow).toBeGreaterThanOrEqual(600);
+    // One window of traffic at least, up to four on a machine too busy to use the budget in one.
+  }, 120_000);
+
+  it('hold a per-tool byte rule across replicas: a real SDK client is refused with the 429 contract on another edge, and allowed after the window', async () => {
+    const redis = track(await startRedis());
+    const server = track(await startV1Server({ mode: 'stateful' }));
+    const yaml = quotasYaml(
+      redis.url,
+      '    - { name: sized-bytes, window: 2s, responseBytes: 20KiB, tools: [sized], per: tenant+tool }\n',
+    );
+    const one = track(await startTestEdge(server.url, yaml));
+    const two = track(await startTestEdge(server.url, yaml));
+    const a = track(await connectV1Client(one.url));
+    await a.client.callTool({ name: 'sized', arguments: { bytes: 15_000 } });
+    await a.client.callTool({ name: 'sized', arguments: { bytes: 15_000 } });
+    // An answer's bytes reach Redis with the edge's next call, or within a few ms on their own: wait for them.
+    const key = 'mcp-edge:quota:{default}:sized-bytes:responseBytes:2000:sized';
+    for (let i = 0; i < 100 && !(await redis.command('EXISTS', key)).startsWith(':1'); i++) await sleep(10);
+    const b = track(await connectV1Client(two.url));
+    const err = await rejectionOf(b.client.callTool({ name: 'sized', arguments: { bytes: 10 } }));
+    expect(err).toBeInstanceOf(StreamableHTTPError);
+    expect((err as StreamableHTTPError).code).toBe(429);
+    const shown = (err as Error).message;
+    expect(shown).toContain('"reason":"quota_exceeded"');
+    expect(shown).toContain('"rule":"sized-bytes"');
+    const retryAfter = Number(/"retryAfterSeconds":(\d+)/.exec(shown)?.[1]);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(3);
+    // Namespaced keys that expire.
+    expect(await redis.command('KEYS', 'mcp-edge:quota:*')).toContain(key);
+    const ttl = await redis.command('PTTL', key);
+    expect(Number(ttl.slice(1))).toBeGreaterThan(0);
+    await sleep(retryAfter * 1000);
+    const again = await b.client.callTool({ name: 'sized', arguments: { bytes: 100 } });
+    expect(JSON.stringify(again).length).toBeGreaterThan(100);
+  });
+});
+
+describe('a quota store that fails', () => {
+  it('killed mid-run: allow goes on, refuse answers 503, both count the errors, /readyz stays ready, and both recover when Redis is back', async () => {
+    const redis = track(await startRedis());
+    const upstream = track(await answeringUpstream());
+    const rules = '    - { name: calls, window: 10s, requests: 100000 }\n';
+    const allow = track(
+      await startTestEdge(upstream.url, quotasYaml(redis.url, rules, '  onStoreError: allow\n'), {
+        metrics: true,
+      }),
+    );
+    const refuse = track(
+      await startTestEdge(upstream.url, quotasYaml(redis.url, rules, '  onStoreError: refuse\n'), {
+        metrics: true,
+      }),
+    );
+    for (const edge of [allow, refuse]) expect((await post(edge.url, 'before')).status).toBe(200);
+
+    await redis.kill();
+    const down = { allow: [] as number[], refuse: [] as number[], allowMs: [] as number[] };
+    for (let i = 0; i < 20; i++) {
+      const a = await post(allow.url, `a${i}`);
+      down.allow.push(a.status);
+      down.allowMs.push(a.ms);
+      const r = await post(refuse.url, `r${i}`);
+      down.refuse.push(r.status);
+      if (i === 0) {
+        expect(JSON.parse(r.body)).toMatchObject({
+          id: 'r0',
+          error: { data: { reason: 'quota_store_unavailable', enforcedBy: 'mcp-edge' } },
+        });
+      }
+    }
+    expect(new Set(down.allow)).toEqual(new Set([200]));
+    expect(new Set(down.refuse)).toEqual(new Set([503]));
+    expect((await fetch(new URL('/readyz', allow.url))).status).toBe(200);
+    const allowErrors =
+      (await metric(allow, 'mcp_edge_quota_store_errors_total', { store: 'redis', error: 'unavailable' })) +
+      (await metric(allow, 'mcp_edge_quota_store_errors_total', { store: 'redis', error: 'timeout' }));
+    expect(allowErrors).toBeGreaterThanOrEqual(20);
+
+    await redis.restart();
+    const restartedAt = performance.now();
+    let recoveredMs = Number.NaN;
+    for (let i = 0; i < 200; i++) {
+      if ((await post(refuse.url, `back${i}`)).status === 200) {
+        recoveredMs = performance.now() - restartedAt;
+        break;
+      }
+      await sleep(50);
+    }
+    expect(recoveredMs).toBeLessThan(10_000);
+    // The restarted Redis holds the counts again (the old ones died with it: nothing was persisted).
+    expect((await post(allow.url, 'after')).status).toBe(200);
+    expect(await redis.command('KEYS', 'mcp-edge:quota:*')).toContain('mcp-edge:quota:{default}:calls');
+    const sorted = [...down.allowMs].sort((x, y) => x - y);
+    report('Redis killed and restarted', {
+      allowStatuses: down.allow.length,
+      allowAll200: down.allow.every((s) => s === 200),
+      allowMedianMs: Number(sorted[Math.floor(sorted.length / 2)]?.toFixed(2)),
+      allowMaxMs: Number(sorted.at(-1)?.toFixed(2)),
+      refuseAll503: down.refuse.every((s) => s === 503),
+      storeErrorsCountedOnAllowEdge: allowErrors,
+      recoveredAfterRestartMs: Math.round(recoveredMs),
+    });
+  });
+
+  it('too slow: with allow an exchange waits at most about storeTimeout, not the store', async () => {
+    const redis = track(await startRedis());
+    const upstream = track(await answeringUpstream());
+    const edge = track(
+      await startTestEdge(
+        upstream.url,
+        quotasYaml(
+          redis.url,
+          '    - { name: calls, window: 10s, requests: 100000 }\n',
+          '  onStoreError: allow\n',
+        ),
+        { metrics: true },
+      ),
+    );
+    const baseline: number[] = [];
+    for (let i = 0; i < 10; i++) baseline.push((await post(edge.url, `b${i}`)).ms);
+    const slowMs = 3000;
+    const sleeping = redis.command('DEBUG', 'SLEEP', String(slowMs / 1000)).catch(() => '');
+    await sleep(100);
+    const during = await post(edge.url, 'slow');
+    await sleeping;
+    expect(during.status).toBe(200);
+    const base = Math.max(...baseline);
+    // The store sleeps for 3 s; the exchange waited storeTimeout (50 ms) past its usual time, and no more than
+    // a fraction of the store's stall.
+    expect(during.ms).toBeLessThan(base + slowMs / 3);
+    expect(
+      await metric(edge, 'mcp_edge_quota_store_errors_total', { store: 'redis', error: 'timeout' }),
+    ).toBeGreaterThanOrEqual(1);
+    report('Redis answering after 3 s', {
+      baselineMaxMs: Number(base.toFixed(2)),
+      duringMs: Number(during.ms.toFixed(2)),
+    });
+  });
+});
+
+describe('explain', () => {
+  it('lists the rules that apply to a tenant with their current use read from Redis, or says the memory store cannot be read', async () => {
+    const redis = track(await startRedis());
+    const upstream = track(await answeringUpstream());
+    const rules =
+      '    - { name: calls, window: 1m, requests: 10 }\n    - { name: beta-only, window: 1m, requests: 5, tenants: [beta] }\n';
+    const yaml = quotasYaml(redis.url, rules);
+    const edge = track(await startTestEdge(upstream.url, yaml));
+    for (const id of ['1', '2', '3']) expect((await post(edge.url, id)).status).toBe(200);
+    const { config } = parseConfigText(testEdgeYaml(upstream.url, yaml), 'explain.yaml', {});
+    const text = await formatQuotaExplanation(config.quotas, 'default', undefined);
+    expect(text).toContain(
+      'calls: requests 10 requests per 1m (every tenant, per tenant), used now 3 requests (30%)',
+    );
+    expect(text).not.toContain('beta-only');
+    const memory = parseConfigText(
+      testEdgeYaml(upstream.url, quotasYaml('memory', rules)),
+      'explain.yaml',
+      {},
+    );
+    expect(await formatQuotaExplanation(memory.config.quotas, 'default', undefined)).toContain(
+      'kept in the running edge (store: memory); it cannot be read from outside it',
+    );
+  });
+});
