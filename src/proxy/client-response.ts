@@ -5,7 +5,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type EdgeHttpError, edgeFailure } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
-import { type AnswerWriter, respondLocally } from './local-reply.js';
+import { type AnswerWriter, answerWriter, respondLocally } from './local-reply.js';
 
 /** What the relays log; a pino logger is one. */
 export interface RelayLog {
@@ -136,12 +136,10 @@ export class ClientResponse {
       }
       // Whatever the failed stage set (the upstream's headers) goes.
       for (const name of raw.getHeaderNames()) raw.removeHeader(name);
-      const client: AnswerWriter = {
-        get closed() {
-          return raw.headersSent || raw.destroyed;
-        },
+      const client = answerWriter({
+        isClosed: () => raw.headersSent || raw.destroyed,
         sendAnswer: (answer) => this.sendAnswer(answer),
-      };
+      });
       if (this.options.onFailure !== undefined) this.options.onFailure(client);
       else respondLocally(undefined, client, edgeFailure());
     } catch (second) {

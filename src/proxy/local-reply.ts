@@ -18,16 +18,44 @@ export interface AnswerWriter {
   sendAnswer(answer: EdgeHttpError): void;
 }
 
+/**
+ * An AnswerWriter made of its parts. A class, because a getter written in an object literal costs V8 an
+ * AccessorPair allocated in the old generation for each object: that dead pair keeps the getter's closure,
+ * and with it the whole request and response, through every minor GC until a full one, so each exchange's
+ * objects were promoted. No object made per exchange defines a getter in a literal
+ * (test/unit/per-exchange-objects.test.ts).
+ */
+class PartsWriter implements AnswerWriter {
+  constructor(private readonly parts: WriterParts) {}
+
+  get closed(): boolean {
+    return this.parts.isClosed();
+  }
+
+  sendAnswer(answer: EdgeHttpError): void {
+    this.parts.sendAnswer(answer);
+  }
+}
+
+/** What an AnswerWriter is made of: whether it is closed, and how it answers. */
+export interface WriterParts {
+  isClosed(): boolean;
+  sendAnswer(answer: EdgeHttpError): void;
+}
+
+/** The writer a caller that is not Fastify's reply hands respondLocally (a failed exchange's raw response). */
+export function answerWriter(parts: WriterParts): AnswerWriter {
+  return new PartsWriter(parts);
+}
+
 /** Fastify's reply as an AnswerWriter: its onSend hooks (CORS, the WWW-Authenticate rewrite) see the answer. */
 export function replyWriter(reply: FastifyReply): AnswerWriter {
-  return {
-    get closed() {
-      return reply.sent || reply.raw.headersSent || reply.raw.destroyed;
-    },
-    sendAnswer(answer) {
+  return answerWriter({
+    isClosed: () => reply.sent || reply.raw.headersSent || reply.raw.destroyed,
+    sendAnswer: (answer) => {
       reply.code(answer.status).headers(answer.headers).send(answer.body);
     },
-  };
+  });
 }
 
 /**

@@ -128,9 +128,8 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
       refuse: (refusal) => respond(reply, refusalAnswer(refusal, view)),
       guard: (release) => guardWith((err) => clientOf(request, reply, release).fail(err)),
       onClose: (listener) => reply.raw.once('close', listener),
-      get open() {
-        return !reply.sent && !reply.raw.destroyed;
-      },
+      // A method, not a getter: see answerWriter (local-reply.ts) for why no object made per exchange has one.
+      isOpen: () => !reply.sent && !reply.raw.destroyed,
     };
   };
 

@@ -188,7 +188,7 @@ function exchanges(
           answer = res?.body;
           if (err !== null) {
             const delay = resendDelay(method, err, attempts);
-            if (delay !== null && call.open) {
+            if (delay !== null && call.isOpen()) {
               setTimeout(() => attempt(attempts + 1, release), delay);
               return;
             }

@@ -300,10 +300,10 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         deliverMessages(call, answerHeaders, events, firstIsAnswer);
       },
       fail: (kind, detail) => {
-        if (call.open) call.fail(kind, detail);
+        if (call.isOpen()) call.fail(kind, detail);
       },
       refuse: (detail) => {
-        if (call.open) call.refuse({ kind: 'id_in_use', detail });
+        if (call.isOpen()) call.refuse({ kind: 'id_in_use', detail });
       },
     };
   }

@@ -120,7 +120,7 @@ export interface UpstreamCall {
   /** Runs `listener` once the client's response has closed (answered, or the client left). */
   onClose(listener: () => void): void;
   /** Nothing has answered the exchange yet and its client is still there. */
-  readonly open: boolean;
+  isOpen(): boolean;
 }
 
 /** What an upstream tells the shell outside any one exchange. */
