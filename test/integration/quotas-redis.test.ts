@@ -68,6 +68,8 @@ describe('three edges sharing one Redis', () => {
     const started = performance.now();
     const admittedAt: number[] = [];
     const refusedAt: number[] = [];
+    /** What each refusal said the window had used, as the store counted it when it refused. */
+    const usedWhenRefused: number[] = [];
     const others: number[] = [];
     const clients = Array.from({ length: 60 }, async (_, client) => {
       const edge = edges[client % edges.length]!;
@@ -79,10 +81,12 @@ describe('three edges sharing one Redis', () => {
       };
       while (more()) {
         const sentAt = performance.now() - started;
-        const { status } = await post(edge.url, `c${client}-${n++}`);
+        const { status, body } = await post(edge.url, `c${client}-${n++}`);
         if (status === 200) admittedAt.push(sentAt);
-        else if (status === 429) refusedAt.push(sentAt);
-        else others.push(status);
+        else if (status === 429) {
+          refusedAt.push(sentAt);
+          usedWhenRefused.push((JSON.parse(body) as { error: { data: { used: number } } }).error.data.used);
+        } else others.push(status);
       }
     });
     await Promise.all(clients);
@@ -98,18 +102,21 @@ describe('three edges sharing one Redis', () => {
       refused: refusedAt.length,
       firstRefusalAtMs: Math.round(firstRefusal),
       sentBeforeFirstRefusalAndAdmitted: admittedBeforeFirstRefusal,
+      leastUsedWhenRefused: Math.min(...usedWhenRefused),
       otherStatuses: others.length,
       storeErrors,
     });
     expect(others).toEqual([]);
     expect(storeErrors).toBe(0);
     expect(refusedAt.length).toBeGreaterThan(0);
-    // Never fewer than the budget while it remains: every request sent before the first refusal was admitted,
-    // and there were 600 of them.
-    expect(admittedBeforeFirstRefusal).toBeGreaterThanOrEqual(600);
+    // Never fewer than the budget while it remains: no request was refused before the store counted the whole
+    // budget used, and once refusals began in the window, 600 had been admitted in it. (Which request the store
+    // decides first is not the order the clients sent them in: on a busy machine a request sent earlier can
+    // reach Redis after later ones, so the order of sending is reported, not asserted.)
+    expect(Math.min(...usedWhenRefused)).toBeGreaterThanOrEqual(600);
+    if (firstRefusal < windowMs) expect(inWindow).toBeGreaterThanOrEqual(600);
     // Never more than the budget and its tolerance in one window.
     expect(inWindow).toBeLessThanOrEqual(630);
-    if (firstRefusal < windowMs) expect(inWindow).toBeGreaterThanOrEqual(600);
     // One window of traffic at least, up to four on a machine too busy to use the budget in one.
   }, 120_000);
 
