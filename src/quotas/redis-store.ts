@@ -2,8 +2,10 @@
 // turn ask (their takes, their answers' bytes) goes as one Lua script call (redis-script.ts; EVALSHA, loaded
 // again by the client after a restart): one command per turn, not one per exchange. The client is ioredis: a
 // command waits at most storeTimeout, nothing is queued while Redis is away (the exchanges get onStoreError at
-// once), and it reconnects by itself.
-import { Redis } from 'ioredis';
+// once), and it reconnects by itself. ioredis is loaded when a Redis store is made: an edge without one
+// (no quotas, or the memory store) never loads it.
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BATCH_SCRIPT } from './redis-script.js';
 import type { QuotaCharge, QuotaKey } from './rules.js';
@@ -14,6 +16,8 @@ export const KEY_PREFIX = 'mcp-edge:quota:';
 
 /** The longest wait between two reconnection attempts. */
 const MAX_RECONNECT_DELAY_MS = 2000;
+
+const load = createRequire(import.meta.url);
 
 /** The script as an ioredis defined command (its commands are typed per instance: a cast at its edge). */
 interface QuotaCommands {
@@ -60,7 +64,8 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #timeoutMs: number;
 
   constructor(url: string, timeoutMs: number, log: Logger) {
-    this.#redis = new Redis(url, {
+    const { Redis: RedisClient }: typeof import('ioredis') = load('ioredis');
+    this.#redis = new RedisClient(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: timeoutMs,
