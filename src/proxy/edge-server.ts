@@ -221,14 +221,14 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return;
     }
     // Every exchange, admitted or refused, ends with its one log line and count when its response closes.
-    drain.opened(request);
+    const ticket = drain.opened();
     reply.raw.once(
       'close',
       afterClose(request)(() => {
         const exchange = request.exchange;
         // A client that left before admission decided (a JWT's keys still loading) had no exchange yet.
         drain.closed(
-          request,
+          ticket,
           exchange !== undefined ? recordExchangeEnd(request, reply, exchange, ctx.filters) : 'client_closed',
         );
       }),
