@@ -65,8 +65,8 @@ export interface ScannedParams {
   requestId: unknown;
   /** A `cursor` member is present (a request for a page after the first). */
   hasCursor: boolean;
-  /** `_meta` names the client (`io.modelcontextprotocol/clientInfo`). */
-  clientInfoInMeta: boolean;
+  /** Where `_meta["io.modelcontextprotocol/clientInfo"]` (the client naming itself) lies in the bytes. */
+  clientInfo: [start: number, end: number] | undefined;
 }
 
 /** One message read from its bytes: classified as classifyMessage classifies its JSON.parse value. */
@@ -77,6 +77,11 @@ export interface ScannedMessage {
   params: ScannedParams | undefined;
   /** The JSON.parse value, computed on first use (only rare paths need it). */
   value(): unknown;
+  /**
+   * What names the client: for a request whose `_meta` carries clientInfo, the message reduced to that entry
+   * (only its bytes are parsed); an initialize's whole value; otherwise undefined.
+   */
+  namingValue(): unknown;
 }
 
 /** Ranges up to this long that are all ASCII are read byte by byte: no Buffer view, no native call. */
@@ -194,7 +199,7 @@ function scanMeta(buf: Uint8Array, start: number, params: ScannedParams): number
     const end = scanValue(buf, valueStart, 3);
     if (end < 0) return end;
     if (keyIs(buf, keyStart, keyEnd, 'progressToken')) params.progressToken = standIn(buf, valueStart, end);
-    else if (keyIs(buf, keyStart, keyEnd, CLIENT_INFO_KEY)) params.clientInfoInMeta = true;
+    else if (keyIs(buf, keyStart, keyEnd, CLIENT_INFO_KEY)) params.clientInfo = [valueStart, end];
     return end;
   });
 }
@@ -204,7 +209,7 @@ function scanParams(buf: Uint8Array, start: number, params: ScannedParams): numb
     if (keyIs(buf, keyStart, keyEnd, '_meta')) {
       // The last `_meta` is the one JSON.parse keeps: what an earlier one held is forgotten.
       params.progressToken = undefined;
-      params.clientInfoInMeta = false;
+      params.clientInfo = undefined;
       if (buf[valueStart] === OPEN_BRACE) return scanMeta(buf, valueStart, params);
       return scanValue(buf, valueStart, 2);
     }
@@ -266,7 +271,7 @@ export function scanMessage(bytes: Uint8Array): ScannedMessage | undefined {
           progressToken: undefined,
           requestId: undefined,
           hasCursor: false,
-          clientInfoInMeta: false,
+          clientInfo: undefined,
         };
         params = scanned;
         skeleton.params = scanned;
@@ -286,14 +291,21 @@ export function scanMessage(bytes: Uint8Array): ScannedMessage | undefined {
   if (end < 0 || skipWhitespace(bytes, end) !== len) return undefined;
   const classified = classifyMessage(bytes[start] === OPEN_BRACE ? skeleton : null);
   let parsed: { value: unknown } | undefined;
+  const value = (): unknown => {
+    parsed ??= { value: parseRange(bytes, 0, len) };
+    return parsed.value;
+  };
   return {
     bytes,
     classified,
     result,
     params,
-    value: () => {
-      parsed ??= { value: parseRange(bytes, 0, len) };
-      return parsed.value;
+    value,
+    namingValue: () => {
+      if (classified.method === 'initialize') return value();
+      const info = params?.clientInfo;
+      if (info === undefined) return undefined;
+      return { params: { _meta: { [CLIENT_INFO_KEY]: parseRange(bytes, info[0], info[1]) } } };
     },
   };
 }

@@ -310,8 +310,9 @@ export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage, eve
     scan.bytes.length,
     (subject) => measureScannedMessage(scan, subject),
     scan.value,
-    // Only an initialize, or a request whose _meta carries clientInfo, names its client: no other is parsed.
-    () => (c.method === 'initialize' || scan.params?.clientInfoInMeta === true ? scan.value() : undefined),
+    // Only an initialize, or a request whose _meta carries clientInfo, names its client: no other is parsed,
+    // and of the latter only the clientInfo entry.
+    scan.namingValue,
     toolError,
     eventId,
   );

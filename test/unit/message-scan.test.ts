@@ -5,6 +5,7 @@ import { classifyMessage, parseJsonRpcBody } from '../../src/core/jsonrpc.js';
 import { measureMessage, measureScannedMessage } from '../../src/core/measure.js';
 import { scanMessage } from '../../src/core/message-scan.js';
 import type { LimitMode, LimitPolicy, MessageSubject } from '../../src/core/types.js';
+import { clientIdentityOf } from '../../src/hosts/host-table.js';
 import { JsonResponseInspector } from '../../src/inspect/json-response.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
@@ -53,6 +54,9 @@ function expectSameAsParse(bytes: Uint8Array, deep = false): boolean {
   }
   // A deep-equal of 100,000 levels would overflow the stack of the comparison itself.
   if (!deep) expect(scanned.value()).toEqual(parsed.value);
+  // The client a request names, read from its clientInfo entry alone, is the one the parsed message names.
+  const method = scanned.classified.method;
+  expect(clientIdentityOf(scanned.namingValue(), method)).toEqual(clientIdentityOf(parsed.value, method));
   return true;
 }
 
@@ -97,6 +101,12 @@ const toolResult = fc
     return { content: blocks, structuredContent, isError, extra };
   });
 
+/** What a client names itself with: usually well formed, sometimes not. */
+const clientInfo = fc.oneof(
+  fc.record({ name: fc.string({ unit: 'binary' }), version: fc.string() }, { requiredKeys: [] }),
+  jsonValue(2),
+);
+
 const message = fc.oneof(
   fc.record({ result: toolResult, jsonrpc: fc.constant('2.0'), id: rpcId }),
   fc.record({ jsonrpc: fc.constant('2.0'), id: rpcId, result: fc.record({ tools: fc.array(jsonValue(2)) }) }),
@@ -104,9 +114,23 @@ const message = fc.oneof(
     {
       jsonrpc: fc.constantFrom('2.0', '1.0', 2),
       id: fc.oneof(rpcId, jsonValue(1)),
-      method: fc.oneof(fc.constantFrom('tools/call', 'ping', 'notifications/progress'), jsonValue(1)),
+      method: fc.oneof(
+        fc.constantFrom('tools/call', 'ping', 'notifications/progress', 'initialize'),
+        jsonValue(1),
+      ),
       params: fc.oneof(
         fc.record({ name: fc.oneof(fc.string(), jsonValue(1)), arguments: jsonValue(2) }),
+        fc.record(
+          {
+            name: fc.string(),
+            clientInfo: clientInfo,
+            _meta: fc.record(
+              { 'io.modelcontextprotocol/clientInfo': clientInfo, progressToken: rpcId, other: jsonValue(2) },
+              { requiredKeys: [] },
+            ),
+          },
+          { requiredKeys: [] },
+        ),
         jsonValue(1),
       ),
       result: fc.oneof(toolResult, jsonValue(1)),
@@ -209,6 +233,29 @@ describe('scanMessage against JSON.parse + measureMessage', () => {
       }),
       { numRuns: 6000 },
     );
+  });
+
+  it('reads what names the client from the clientInfo entry alone: the arguments are never parsed', () => {
+    const info = { name: 'claude-code', version: '2.1.0' };
+    const request = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {
+        name: 'export',
+        arguments: { rows: Array.from({ length: 50 }, (_, i) => ({ i })) },
+        _meta: { progressToken: 1, 'io.modelcontextprotocol/clientInfo': info },
+      },
+    };
+    const scanned = scanMessage(utf8(JSON.stringify(request)));
+    expect(scanned?.namingValue()).toEqual({
+      params: { _meta: { 'io.modelcontextprotocol/clientInfo': info } },
+    });
+    // Without the entry nothing is parsed; an initialize is read whole (its clientInfo is in params).
+    const plain = { ...request, params: { name: 'export', arguments: {} } };
+    expect(scanMessage(utf8(JSON.stringify(plain)))?.namingValue()).toBeUndefined();
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: info } };
+    expect(scanMessage(utf8(JSON.stringify(initialize)))?.namingValue()).toEqual(initialize);
   });
 
   it('reads ids, methods and names in every form JSON allows for them as JSON.parse reads them', () => {
