@@ -24,6 +24,28 @@ export interface QuotaMetrics {
   storeStarted(store: string): void;
 }
 
+/** A rule's use as last seen for a tenant. */
+interface SeenUse {
+  rule: string;
+  tenant: string;
+  ratio: number;
+}
+
+/**
+ * The last-seen use per rule and tenant, by gauge: set per exchange here and handed to the gauge when the
+ * registry is read (prom-client's set hashes its labels on every call; this runs for every exchange).
+ */
+const lastSeenByGauge = new WeakMap<object, Map<string, SeenUse>>();
+
+function lastSeenOf(gauge: object): Map<string, SeenUse> {
+  let seen = lastSeenByGauge.get(gauge);
+  if (seen === undefined) {
+    seen = new Map();
+    lastSeenByGauge.set(gauge, seen);
+  }
+  return seen;
+}
+
 /** The families on `registry`, created once per registry (an edge restarted in the same process finds them). */
 export function quotaMetricsOf(registry: Registry): QuotaMetrics {
   const existing = registry.getSingleMetric(QUOTA_METRIC_NAMES.exceeded);
@@ -43,7 +65,12 @@ export function quotaMetricsOf(registry: Registry): QuotaMetrics {
       help: "A rule's use over its limit for a tenant, as this replica last saw it (1: used up).",
       labelNames: ['rule', 'tenant'] as const,
       registers,
+      collect() {
+        for (const seen of lastSeenOf(this).values())
+          this.set({ rule: seen.rule, tenant: seen.tenant }, seen.ratio);
+      },
     });
+  const lastSeen = lastSeenOf(usedRatio);
   const storeErrors =
     (registry.getSingleMetric(QUOTA_METRIC_NAMES.storeErrors) as Counter<'store' | 'error'> | undefined) ??
     new Counter({
@@ -63,7 +90,12 @@ export function quotaMetricsOf(registry: Registry): QuotaMetrics {
     });
   return {
     exceeded: (rule, tenant, action) => exceeded.inc({ rule, tenant, action }),
-    usedRatio: (rule, tenant, ratio) => usedRatio.set({ rule, tenant }, ratio),
+    usedRatio: (rule, tenant, ratio) => {
+      const key = `${rule}\u0000${tenant}`;
+      const seen = lastSeen.get(key);
+      if (seen !== undefined) seen.ratio = ratio;
+      else lastSeen.set(key, { rule, tenant, ratio });
+    },
     storeError: (store, error) => storeErrors.inc({ store, error }),
     storeRoundTrip: (store, seconds) => storeDuration.observe({ store }, seconds),
     storeStarted: (store) => {

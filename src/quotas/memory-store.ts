@@ -4,11 +4,36 @@
 import type { QuotaCharge, QuotaKey } from './rules.js';
 import { hasRoom } from './rules.js';
 import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
-import { retryAfterSeconds, type Slots, slotOf, useOf } from './window.js';
+import { oldestCountedSlot, retryAfterSeconds, type Slots, slotOf, useOf } from './window.js';
 
-interface Counted {
-  slots: Slots;
-  windowMs: number;
+/** One key's slots, with their sum while no slot has aged out (read per exchange: no walk over the slots). */
+class Counted {
+  readonly slots: Slots = new Map();
+  readonly windowMs: number;
+  #used = 0;
+  /** The oldest slot held (Infinity when none). */
+  #oldest = Number.POSITIVE_INFINITY;
+
+  constructor(windowMs: number) {
+    this.windowMs = windowMs;
+  }
+
+  /** The use at `now`; the slots that no longer count are let go when one has aged out. */
+  useAt(now: number): number {
+    if (this.#oldest < oldestCountedSlot(now, this.windowMs)) {
+      this.#used = useOf(this.slots, now, this.windowMs);
+      this.#oldest = Number.POSITIVE_INFINITY;
+      for (const slot of this.slots.keys()) if (slot < this.#oldest) this.#oldest = slot;
+    }
+    return this.#used;
+  }
+
+  add(amount: number, now: number): void {
+    const slot = slotOf(now, this.windowMs);
+    this.slots.set(slot, (this.slots.get(slot) ?? 0) + amount);
+    this.#used += amount;
+    if (slot < this.#oldest) this.#oldest = slot;
+  }
 }
 
 export class MemoryQuotaStore implements QuotaStore {
@@ -33,9 +58,10 @@ export class MemoryQuotaStore implements QuotaStore {
     const used: number[] = [];
     let refused = -1;
     let retry = 0;
-    charges.forEach((charge, index) => {
+    for (let index = 0; index < charges.length; index++) {
+      const charge = charges[index]!;
       const counted = this.#counts.get(charge.key.id);
-      const use = counted !== undefined ? useOf(counted.slots, now, counted.windowMs) : 0;
+      const use = counted !== undefined ? counted.useAt(now) : 0;
       used.push(use);
       if (refused === -1 && !hasRoom(charge.key.measure, use, charge.limit, charge.cost)) {
         refused = index;
@@ -49,15 +75,16 @@ export class MemoryQuotaStore implements QuotaStore {
           charge.key.rule.windowMs,
         );
       }
-    });
+    }
     if (refused === -1 || force) {
       this.#makeRoom(
         charges.filter((charge) => charge.cost > 0).map((charge) => charge.key.id),
         now,
       );
-      charges.forEach((charge, index) => {
+      for (let index = 0; index < charges.length; index++) {
+        const charge = charges[index]!;
         if (charge.cost > 0) used[index] = (used[index] ?? 0) + this.#charge(charge.key, charge.cost, now);
-      });
+      }
     }
     return { refused, used, retryAfterSeconds: retry };
   }
@@ -76,7 +103,7 @@ export class MemoryQuotaStore implements QuotaStore {
     const now = this.#now();
     return keys.map((key) => {
       const counted = this.#counts.get(key.id);
-      return counted !== undefined ? useOf(counted.slots, now, counted.windowMs) : 0;
+      return counted !== undefined ? counted.useAt(now) : 0;
     });
   }
 
@@ -88,11 +115,10 @@ export class MemoryQuotaStore implements QuotaStore {
   #charge(key: QuotaKey, amount: number, now: number): number {
     let counted = this.#counts.get(key.id);
     if (counted === undefined) {
-      counted = { slots: new Map(), windowMs: key.rule.windowMs };
+      counted = new Counted(key.rule.windowMs);
       this.#counts.set(key.id, counted);
     }
-    const slot = slotOf(now, counted.windowMs);
-    counted.slots.set(slot, (counted.slots.get(slot) ?? 0) + amount);
+    counted.add(amount, now);
     return amount;
   }
 
@@ -111,7 +137,7 @@ export class MemoryQuotaStore implements QuotaStore {
   /** Lets go of every key whose charges no longer count. */
   #sweep(now: number): void {
     for (const [id, counted] of this.#counts) {
-      useOf(counted.slots, now, counted.windowMs);
+      counted.useAt(now);
       if (counted.slots.size === 0) this.#counts.delete(id);
     }
   }

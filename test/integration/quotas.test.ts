@@ -180,6 +180,21 @@ describe('a request quota through a raw client', () => {
     ).toBe(2.5);
   });
 
+  it("a rule's used ratio is its nearest limit: requests used up show 1 beside bytes barely used", async () => {
+    const upstream = track(await answeringUpstream());
+    const edge = track(
+      await startTestEdge(
+        upstream.url,
+        'quotas:\n  rules:\n    - { name: calls, window: 1m, requests: 2, responseBytes: 1GiB }',
+        { metrics: true },
+      ),
+    );
+    for (let i = 0; i < 2; i++) expect((await post(edge.url, ping(i))).status).toBe(200);
+    expect(
+      await metricValue(edge.metricsUrl, 'mcp_edge_quota_used_ratio', { rule: 'calls', tenant: 'default' }),
+    ).toBe(1);
+  });
+
   it('a hot reload adds, changes and removes rules under traffic', async () => {
     const upstream = track(await answeringUpstream());
     const rules = (lines: string[]) => `quotas:\n  rules: [${lines.join(', ')}]`;

@@ -1,10 +1,12 @@
 // Quota rules and the window algorithm without a socket: which keys an exchange charges, how much, and what
 // a memory store admits over time under a clock the test drives.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { MemoryQuotaStore } from '../../src/quotas/memory-store.js';
 import { answerKeys, chargesOf, quotaRulesOf, rulesFor } from '../../src/quotas/rules.js';
 import { QuotaStoreError } from '../../src/quotas/store.js';
+import { oldestCountedSlot, slotOf } from '../../src/quotas/window.js';
 
 function rulesFromYaml(yaml: string) {
   const { config } = parseConfigText(
@@ -98,6 +100,32 @@ describe('the memory store under a driven clock', () => {
     expect(store.take(charge(1), false).refused).toBe(0);
     now += refused.retryAfterSeconds * 1000 - 59_999;
     expect(store.take(charge(1), false).refused).toBe(-1);
+  });
+
+  it('property: the use it reports is the sum of the charges still counted, whatever the clock does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: -2_000, max: 30_000 }), fc.integer({ min: 1, max: 5 })), {
+          maxLength: 80,
+        }),
+        (steps) => {
+          let now = 1_000_000_000_000;
+          const store = new MemoryQuotaStore(100, () => now);
+          let made: { slot: number; amount: number }[] = [];
+          for (const [advance, n] of steps) {
+            now += advance; // a clock may step back (an NTP correction)
+            // A charge that stopped counting is let go for good, even if the clock steps back after.
+            const oldest = oldestCountedSlot(now, 60_000);
+            made = made.filter((c) => c.slot >= oldest);
+            const expected = made.reduce((sum, c) => sum + c.amount, 0);
+            const result = store.take(charge(n), false);
+            expect(result.used[0]).toBe(expected + (result.refused === -1 ? n : 0));
+            if (result.refused === -1) made.push({ slot: slotOf(now, 60_000), amount: n });
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('admits a batch whole or not at all', () => {

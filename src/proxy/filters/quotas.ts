@@ -65,11 +65,7 @@ export function quotasFilter(setup: {
     result: TakeResult,
     id: JsonRpcId,
   ): EdgeHttpError | undefined => {
-    if (metrics !== undefined) {
-      charges.forEach((charge, index) => {
-        metrics.usedRatio(charge.key.rule.name, exchange.tenant, (result.used[index] ?? 0) / charge.limit);
-      });
-    }
+    if (metrics !== undefined) reportUse(metrics, exchange.tenant, charges, result.used);
     const refused = charges[result.refused];
     if (refused === undefined) return undefined;
     const observe = exchange.mode === 'observe';
@@ -138,6 +134,30 @@ export function quotasFilter(setup: {
       state = stateOf(quotas, state, log, metrics);
     },
   };
+}
+
+/**
+ * Each rule's use as this exchange saw it: the highest of its keys' use over their limits (how near the rule
+ * is to refusing). chargesOf lists a rule's keys one after another.
+ */
+function reportUse(
+  metrics: QuotaMetrics,
+  tenant: string,
+  charges: readonly QuotaCharge[],
+  used: readonly number[],
+): void {
+  let rule: QuotaRule | undefined;
+  let highest = 0;
+  for (let i = 0; i < charges.length; i++) {
+    const charge = charges[i]!;
+    const ratio = (used[i] ?? 0) / charge.limit;
+    if (charge.key.rule !== rule) {
+      if (rule !== undefined) metrics.usedRatio(rule.name, tenant, highest);
+      rule = charge.key.rule;
+      highest = ratio;
+    } else if (ratio > highest) highest = ratio;
+  }
+  if (rule !== undefined) metrics.usedRatio(rule.name, tenant, highest);
 }
 
 /** The filter's state for `config`, keeping the running store when the store settings did not change. */
