@@ -1,7 +1,10 @@
 // The window algorithm (window.ts) as Lua, run by Redis (or Valkey) on its own clock: each call is atomic on
 // the server, so replicas sharing one Redis never read, decide and write apart (no read-modify-write race).
-// A key is one hash: field = slot index, value = what was charged in that slot; it expires when its newest
-// slot stops counting. One call carries every operation of one event-loop turn of one edge, in order.
+// A key is one hash: field = slot index, value = what was charged in that slot, plus `u`, the sum of the
+// slots held, and `o`, the oldest slot held; a check reads those two, and walks the slots only when the
+// oldest has stopped counting (once per slot at most) or to say when a refused key has room. The key
+// expires when its newest slot stops counting. One call carries every operation of one event-loop turn of
+// one edge, in order.
 import { SLOTS } from './window.js';
 
 /**
@@ -18,12 +21,60 @@ local reply = {}
 local k = 0
 local a = 1
 
-local function expire(key, cur, w)
+-- The key's slots that still count, after letting go of those that do not; recomputes u and o.
+local function prune(key, oldest)
+  local flat = redis.call('HGETALL', key)
+  local u = 0
+  local o = nil
+  local slots = {}
+  for j = 1, #flat, 2 do
+    local field = flat[j]
+    if field ~= 'u' and field ~= 'o' then
+      local slot = tonumber(field)
+      if slot < oldest then
+        redis.call('HDEL', key, field)
+      else
+        local amount = tonumber(flat[j + 1])
+        u = u + amount
+        slots[#slots + 1] = { slot, amount }
+        if o == nil or slot < o then o = slot end
+      end
+    end
+  end
+  if o == nil then
+    redis.call('HDEL', key, 'u', 'o')
+  else
+    redis.call('HSET', key, 'u', u, 'o', o)
+  end
+  return u, slots
+end
+
+-- The key's use now and its oldest slot: its sum, unless that slot has stopped counting.
+local function useOf(key, oldest)
+  local held = redis.call('HMGET', key, 'u', 'o')
+  local o = tonumber(held[2])
+  if o == nil then return 0, nil end
+  if o < oldest then
+    prune(key, oldest)
+    held = redis.call('HMGET', key, 'u', 'o')
+    return tonumber(held[1]) or 0, tonumber(held[2])
+  end
+  return tonumber(held[1]) or 0, o
+end
+
+-- Adds amount to the key's current slot; o is its oldest slot as read in this call (false: read it here).
+local function charge(key, w, amount, o)
+  local cur = math.floor(now * ${SLOTS} / w)
+  redis.call('HINCRBY', key, cur, amount)
+  redis.call('HINCRBY', key, 'u', amount)
+  if o == false then o = tonumber(redis.call('HGET', key, 'o')) end
+  if o == nil or cur < o then redis.call('HSET', key, 'o', cur) end
   redis.call('PEXPIRE', key, math.ceil((cur + 1) * w / ${SLOTS} + w - now))
 end
 
 local function take(n, force)
   local used = {}
+  local oldestHeld = {}
   local refused = 0
   local retryMs = 0
   for i = 1, n do
@@ -34,26 +85,16 @@ local function take(n, force)
     local cost = tonumber(ARGV[b + 2])
     local whole = ARGV[b + 3] == '1'
     local oldest = math.floor(now * ${SLOTS} / w) - ${SLOTS}
-    local flat = redis.call('HGETALL', key)
-    local u = 0
-    local slots = {}
-    for j = 1, #flat, 2 do
-      local slot = tonumber(flat[j])
-      if slot < oldest then
-        redis.call('HDEL', key, flat[j])
-      else
-        local amount = tonumber(flat[j + 1])
-        u = u + amount
-        slots[#slots + 1] = { slot, amount }
-      end
-    end
+    local u, o = useOf(key, oldest)
     used[i] = u
+    oldestHeld[i] = o
     local room
     if whole then room = u + cost <= limit else room = u < limit end
     if refused == 0 and not room then
       refused = i
       local need = 1
       if whole then need = cost end
+      local _, slots = prune(key, oldest)
       table.sort(slots, function(x, y) return x[1] < y[1] end)
       local remaining = u
       local at = now + w
@@ -70,10 +111,7 @@ local function take(n, force)
       local b = a + (i - 1) * 4
       local cost = tonumber(ARGV[b + 2])
       if cost > 0 then
-        local w = tonumber(ARGV[b])
-        local cur = math.floor(now * ${SLOTS} / w)
-        redis.call('HINCRBY', KEYS[k + i], cur, cost)
-        expire(KEYS[k + i], cur, w)
+        charge(KEYS[k + i], tonumber(ARGV[b]), cost, oldestHeld[i])
         used[i] = used[i] + cost
       end
     end
@@ -86,17 +124,10 @@ end
 local function add(n)
   for i = 1, n do
     local key = KEYS[k + i]
-    local amount = tonumber(ARGV[a + (i - 1) * 2])
     local w = tonumber(ARGV[a + (i - 1) * 2 + 1])
-    local cur = math.floor(now * ${SLOTS} / w)
-    redis.call('HINCRBY', key, cur, amount)
-    expire(key, cur, w)
-    -- A hash only answers reach (no take prunes it) is pruned once it holds more slots than count.
-    if redis.call('HLEN', key) > ${SLOTS} + 2 then
-      for _, field in ipairs(redis.call('HKEYS', key)) do
-        if tonumber(field) < cur - ${SLOTS} then redis.call('HDEL', key, field) end
-      end
-    end
+    charge(key, w, tonumber(ARGV[a + (i - 1) * 2]), false)
+    -- A key only answers reach (no check reads it) is pruned once it holds more slots than count.
+    if redis.call('HLEN', key) > ${SLOTS} + 4 then prune(key, math.floor(now * ${SLOTS} / w) - ${SLOTS}) end
   end
 end
 
