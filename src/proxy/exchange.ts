@@ -121,6 +121,8 @@ export interface Exchange {
   authFailure?: AuthFailure | undefined;
   /** Fields a filter adds to the exchange log line (a trace id), set before the exchange ends. */
   logFields?: Record<string, unknown> | undefined;
+  /** The filters' own state for this exchange, one entry per ExchangeSlot (src/proxy/filters/exchange-slot.ts). */
+  filterState?: unknown[] | undefined;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -163,6 +165,7 @@ export function startExchange(
     host: undefined,
     authFailure: undefined,
     logFields: undefined,
+    filterState: undefined,
   };
   exchange.observer = combineObservers(summary, ...filters.observers(tenant, exchange));
   return exchange;

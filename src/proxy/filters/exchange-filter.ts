@@ -15,7 +15,7 @@ import type { RequestMessage } from '../../inspect/request-body.js';
 import type { SessionState } from '../../inspect/session-store.js';
 import type { UndeliveredReason } from '../../upstream/upstream.js';
 import type { Exchange, ExchangeFilters } from '../exchange.js';
-import { guardedObserver } from './guarded-observer.js';
+import { GuardedObserver, type ObserverFailed } from './guarded-observer.js';
 
 /** What admission learned beside the tenant. */
 export interface AdmissionFacts {
@@ -131,8 +131,8 @@ type Hook = Exclude<keyof ExchangeFilter, 'name' | 'checks' | 'answerChecks' | '
 export class FilterChain implements ExchangeFilters {
   readonly #filters: readonly ExchangeFilter[];
   readonly #log: Logger;
-  /** Each filter's observer, wrapped once so what it throws is logged under the filter's name. */
-  readonly #guardedObservers = new WeakMap<InspectionObserver, InspectionObserver>();
+  /** Per filter, in order: what logs a throw of its observers under its name. */
+  readonly #observerFailed: readonly ObserverFailed[];
   /** Every filter's checks, in filter order. */
   readonly checks: readonly MessageCheck[];
   readonly answerChecks: readonly AnswerCheck[];
@@ -144,6 +144,9 @@ export class FilterChain implements ExchangeFilters {
   constructor(filters: readonly ExchangeFilter[], log: Logger) {
     this.#filters = filters;
     this.#log = log;
+    this.#observerFailed = filters.map(
+      (filter) => (method: string, err: unknown) => this.#failed(filter, `observe.${method}`, err),
+    );
     this.checks = filters.flatMap((f) => f.checks ?? []);
     this.answerChecks = filters.flatMap((f) => f.answerChecks ?? []);
     this.streamEvent = this.#streamEventHook();
@@ -249,28 +252,20 @@ export class FilterChain implements ExchangeFilters {
     return undefined;
   }
 
-  /** The observers the filters put on an exchange of this tenant. */
+  /** The observers the filters put on an exchange of this tenant, each throw logged under its filter's name. */
   observers(tenant: string, exchange: Exchange): InspectionObserver[] {
     const observers: InspectionObserver[] = [];
-    for (const filter of this.#filters) {
+    for (let i = 0; i < this.#filters.length; i++) {
+      const filter = this.#filters[i]!;
       if (filter.observe === undefined) continue;
       try {
         for (const observer of filter.observe(tenant, exchange))
-          observers.push(this.#guarded(filter, observer));
+          observers.push(new GuardedObserver(observer, this.#observerFailed[i]!));
       } catch (err) {
         this.#failed(filter, 'observe', err);
       }
     }
     return observers;
-  }
-
-  /** The observer with each method's throw logged under its filter's name (built once per observer). */
-  #guarded(filter: ExchangeFilter, observer: InspectionObserver): InspectionObserver {
-    let guarded = this.#guardedObservers.get(observer);
-    if (guarded !== undefined) return guarded;
-    guarded = guardedObserver(observer, (method, err) => this.#failed(filter, `observe.${method}`, err));
-    this.#guardedObservers.set(observer, guarded);
-    return guarded;
   }
 
   upstreamAnswered(exchange: Exchange, status: number, seconds: number): void {

@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { TracesConfig } from '../../config/telemetry-schema.js';
 import { headerValue } from '../../core/headers.js';
+import type { Direction, LimitName, LimitViolation, MessageMeasurement } from '../../core/types.js';
+import type { HostBudgetObservation } from '../../hosts/host-judge.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import type { DropReason } from '../../telemetry/bounded-processor.js';
@@ -32,20 +34,53 @@ import {
 } from '../../telemetry/mcp-spans.js';
 import { type Env, tracesEnabled } from '../../telemetry/otel-env.js';
 import { type EdgeTracing, startTracing } from '../../telemetry/tracing.js';
-import type { Exchange } from '../exchange.js';
 import type { ExchangeFilter } from './exchange-filter.js';
+import { ExchangeSlot } from './exchange-slot.js';
 
-/** One exchange's spans while it runs. */
-interface ExchangeTrace {
-  span: Span;
+/**
+ * One exchange's spans while it runs, and the observer of its messages: one object per exchange, kept in the
+ * filter's slot on the exchange (made before admission, its span started at admission).
+ */
+class ExchangeTrace implements InspectionObserver {
+  /** The exchange span, from admission on. */
+  span: Span | undefined;
   /** The context whose active span is the exchange's: the parent of its request spans and of the upstream. */
-  context: Context;
+  context: Context | undefined;
   /** Request spans waiting for their answer, by jsonrpc.request.id. */
-  waiting: Map<string, Span>;
+  readonly waiting = new Map<string, Span>();
   /** Notification spans and requests without a usable id: they end with the exchange. */
-  others: Span[];
+  readonly others: Span[] = [];
   /** The span the message being judged belongs to (its ceiling and host budget are told next). */
   current: Span | undefined;
+
+  message(direction: Direction, measurement: MessageMeasurement): void {
+    // A request is measured before its span starts: its ceiling shows on a span only when crossed
+    // (limitExceeded, on the exchange's span).
+    if (direction === 'request') {
+      this.current = undefined;
+      return;
+    }
+    const id = requestIdText(measurement.id);
+    const span = id !== undefined ? this.waiting.get(id) : undefined;
+    this.current = span;
+    if (span?.isRecording()) span.setAttributes(measurementAttributes(measurement));
+  }
+
+  limitExceeded(violation: LimitViolation): void {
+    const id = violation.direction === 'response' ? requestIdText(violation.id) : undefined;
+    const span = (id !== undefined ? this.waiting.get(id) : undefined) ?? this.span;
+    span?.setAttributes(violationAttributes(violation));
+  }
+
+  ceilingMeasured(_direction: Direction, limit: LimitName, ceiling: number): void {
+    this.current?.setAttributes(ceilingAttributes(limit, ceiling));
+  }
+
+  hostBudget(observation: HostBudgetObservation): void {
+    this.current?.setAttributes(hostBudgetAttributes(observation));
+  }
+
+  unparsable(): void {}
 }
 
 const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
@@ -87,61 +122,32 @@ export function tracesFilter(
   log: Logger,
 ): ExchangeFilter {
   const { api, tracer, propagator } = tracing;
-  const traces = new WeakMap<Exchange, ExchangeTrace>();
-
-  const observerOf = (exchange: Exchange): InspectionObserver => ({
-    message(direction, measurement) {
-      const trace = traces.get(exchange);
-      if (trace === undefined) return;
-      // A request is measured before its span starts: its ceiling shows on a span only when crossed
-      // (limitExceeded, on the exchange's span).
-      if (direction === 'request') {
-        trace.current = undefined;
-        return;
-      }
-      const id = requestIdText(measurement.id);
-      const span = id !== undefined ? trace.waiting.get(id) : undefined;
-      trace.current = span;
-      if (span?.isRecording()) span.setAttributes(measurementAttributes(measurement));
-    },
-    limitExceeded(violation) {
-      const trace = traces.get(exchange);
-      if (trace === undefined) return;
-      const id = violation.direction === 'response' ? requestIdText(violation.id) : undefined;
-      const span = (id !== undefined ? trace.waiting.get(id) : undefined) ?? trace.span;
-      span.setAttributes(violationAttributes(violation));
-    },
-    ceilingMeasured(_direction, limit, ceiling) {
-      traces.get(exchange)?.current?.setAttributes(ceilingAttributes(limit, ceiling));
-    },
-    hostBudget(observation) {
-      traces.get(exchange)?.current?.setAttributes(hostBudgetAttributes(observation));
-    },
-    unparsable() {},
-  });
+  const traces = new ExchangeSlot<ExchangeTrace>();
 
   return {
     name: 'traces',
-    observe: (_tenant, exchange) => [observerOf(exchange)],
+    observe(_tenant, exchange) {
+      const trace = new ExchangeTrace();
+      traces.set(exchange, trace);
+      return [trace];
+    },
     admit(exchange, facts) {
+      const trace = traces.get(exchange);
+      if (trace === undefined) return undefined;
       const parent = propagator.extract(api.ROOT_CONTEXT, facts.headers, headerGetter);
       const span = tracer.startSpan('mcp-edge exchange', { kind: SERVER }, parent);
       const { traceId, spanId } = span.spanContext();
       exchange.logFields ??= {};
       exchange.logFields.trace_id = traceId;
       exchange.logFields.span_id = spanId;
-      traces.set(exchange, {
-        span,
-        context: api.trace.setSpan(parent, span),
-        waiting: new Map(),
-        others: [],
-        current: undefined,
-      });
+      trace.span = span;
+      trace.context = api.trace.setSpan(parent, span);
       return undefined;
     },
     request(exchange, request) {
       const trace = traces.get(exchange);
-      if (trace === undefined) return undefined;
+      const context = trace?.context;
+      if (trace?.span === undefined || context === undefined) return undefined;
       const facts: ExchangeFacts = {
         protocolVersion: headerValue(request.headers, 'mcp-protocol-version'),
         sessionId: exchange.sessionId,
@@ -154,14 +160,14 @@ export function tracesFilter(
         const span = tracer.startSpan(
           requestSpanName(message),
           { kind: SERVER, attributes: requestAttributes(message, facts) },
-          trace.context,
+          context,
         );
         const id = message.kind === 'request' ? requestIdText(message.id) : undefined;
         if (id !== undefined && !trace.waiting.has(id)) trace.waiting.set(id, span);
         else trace.others.push(span);
       }
       const carrier: Record<string, string> = {};
-      propagator.inject(trace.context, carrier, api.defaultTextMapSetter);
+      propagator.inject(context, carrier, api.defaultTextMapSetter);
       for (const [name, value] of Object.entries(carrier)) {
         request.setUpstreamHeader(name, value);
         request.setUpstreamMeta(name, value);
@@ -184,7 +190,7 @@ export function tracesFilter(
     end(exchange, ending) {
       const trace = traces.get(exchange);
       if (trace === undefined) return;
-      traces.delete(exchange);
+      traces.set(exchange, undefined);
       const failed = outcomeIsError(ending.outcome);
       // Requests no answer reached in this exchange (a notification, a client that left, a refusal).
       for (const span of [...trace.waiting.values(), ...trace.others]) {
@@ -193,6 +199,7 @@ export function tracesFilter(
         span.end();
       }
       const { span } = trace;
+      if (span === undefined) return;
       span.updateName(exchangeSpanName(ending.httpMethod, ending.path));
       span.setAttributes(
         exchangeEndAttributes({
