@@ -27,6 +27,13 @@ function literalAccessors(file: string, text: string): string[] {
   return found;
 }
 
+/** Where `text` makes a WeakMap or WeakSet keyed by exchanges, as `file:line` (1-based). */
+function exchangeKeyedWeakMaps(file: string, text: string): string[] {
+  return text
+    .split('\n')
+    .flatMap((line, i) => (/new Weak(Map|Set)<\s*Exchange\b/.test(line) ? [`${file}:${i + 1}`] : []));
+}
+
 describe('objects made per exchange', () => {
   it('finds a getter or setter in an object literal, and none in a class', () => {
     const text = [
@@ -42,6 +49,19 @@ describe('objects made per exchange', () => {
     expect(files.length).toBeGreaterThan(100);
     const found = files.flatMap((path) =>
       literalAccessors(relative(repoPath(), path), readFileSync(path, 'utf8')),
+    );
+    expect(found).toEqual([]);
+  });
+
+  // Each entry of a WeakMap is an ephemeron every minor GC processes while its key lives: one per exchange
+  // made the traced path's minor GC four times the untraced one. A filter keeps per-exchange state in an
+  // ExchangeSlot (src/proxy/filters/exchange-slot.ts).
+  it('no source file keys a WeakMap or WeakSet by exchanges', () => {
+    expect(exchangeKeyedWeakMaps('sample.ts', 'const traces = new WeakMap<Exchange, Trace>();')).toEqual([
+      'sample.ts:1',
+    ]);
+    const found = filesUnder(repoPath('src'), ['.ts']).flatMap((path) =>
+      exchangeKeyedWeakMaps(relative(repoPath(), path), readFileSync(path, 'utf8')),
     );
     expect(found).toEqual([]);
   });
