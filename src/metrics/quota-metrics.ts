@@ -62,7 +62,7 @@ export function quotaMetricsOf(registry: Registry): QuotaMetrics {
     (registry.getSingleMetric(QUOTA_METRIC_NAMES.usedRatio) as Gauge<'rule' | 'tenant'> | undefined) ??
     new Gauge({
       name: QUOTA_METRIC_NAMES.usedRatio,
-      help: "A rule's use over its limit for a tenant, as this replica last saw it (1: used up).",
+      help: "A rule's use over its limit (its nearest limit) for a tenant, as this replica last saw it (1: used up).",
       labelNames: ['rule', 'tenant'] as const,
       registers,
       collect() {
