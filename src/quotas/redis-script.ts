@@ -63,13 +63,16 @@ local function useOf(key, oldest)
 end
 
 -- Adds amount to the key's current slot; o is its oldest slot as read in this call (false: read it here).
+-- Only a slot's first charge can make it the oldest or move the key's expiry (when its newest slot stops
+-- counting, the same for every charge of the slot): true when this was one.
 local function charge(key, w, amount, o)
   local cur = math.floor(now * ${SLOTS} / w)
-  redis.call('HINCRBY', key, cur, amount)
   redis.call('HINCRBY', key, 'u', amount)
+  if redis.call('HINCRBY', key, cur, amount) ~= amount then return false end
   if o == false then o = tonumber(redis.call('HGET', key, 'o')) end
   if o == nil or cur < o then redis.call('HSET', key, 'o', cur) end
   redis.call('PEXPIRE', key, math.ceil((cur + 1) * w / ${SLOTS} + w - now))
+  return true
 end
 
 local function take(n, force)
@@ -125,9 +128,10 @@ local function add(n)
   for i = 1, n do
     local key = KEYS[k + i]
     local w = tonumber(ARGV[a + (i - 1) * 2 + 1])
-    charge(key, w, tonumber(ARGV[a + (i - 1) * 2]), false)
     -- A key only answers reach (no check reads it) is pruned once it holds more slots than count.
-    if redis.call('HLEN', key) > ${SLOTS} + 4 then prune(key, math.floor(now * ${SLOTS} / w) - ${SLOTS}) end
+    if charge(key, w, tonumber(ARGV[a + (i - 1) * 2]), false) and redis.call('HLEN', key) > ${SLOTS} + 4 then
+      prune(key, math.floor(now * ${SLOTS} / w) - ${SLOTS})
+    end
   end
 end
 

@@ -2,9 +2,13 @@
 // clients, a per-tool byte rule across replicas with a real SDK client, and the store failing: killed and
 // restarted (onStoreError allow and refuse, recovery) and too slow (storeTimeout).
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { formatQuotaExplanation } from '../../src/quotas/explain.js';
+import { KEY_PREFIX, RedisQuotaStore } from '../../src/quotas/redis-store.js';
+import { answerKeys, chargesOf, quotaRulesOf } from '../../src/quotas/rules.js';
+import { SLOTS } from '../../src/quotas/window.js';
 import { connectV1Client } from '../support/clients.js';
 import { sample } from '../support/exposition.js';
 import { MCP_POST_HEADERS, rejectionOf, trackHandles } from '../support/handles.js';
@@ -280,5 +284,62 @@ describe('explain', () => {
     expect(await formatQuotaExplanation(memory.config.quotas, 'default', undefined)).toContain(
       'kept in the running edge (store: memory); it cannot be read from outside it',
     );
+  });
+});
+
+/** The fields of a Redis hash, from HGETALL's raw reply. */
+function hashOf(reply: string): Map<string, number> {
+  const values = reply.split('\r\n').filter((line) => line !== '' && !/^[*$]/.test(line));
+  const hash = new Map<string, number>();
+  for (let i = 0; i + 1 < values.length; i += 2) hash.set(values[i]!, Number(values[i + 1]));
+  return hash;
+}
+
+describe("a rule's key in Redis", () => {
+  it('holds its sum and oldest slot equal to its slots under traffic, and expires when its newest slot stops counting', async () => {
+    const redis = track(await startRedis());
+    const { config } = parseConfigText(
+      testEdgeYaml(
+        'http://127.0.0.1:1/mcp',
+        quotasYaml(redis.url, '    - { name: short, window: 1s, requests: 1000000, responseBytes: 1GiB }\n'),
+      ),
+      'keys.yaml',
+      {},
+    );
+    const rules = quotaRulesOf(config.quotas?.rules ?? []);
+    const store = new RedisQuotaStore(redis.url, 2000, pino({ level: 'silent' }));
+    const keys = answerKeys(rules, 'acme', undefined);
+    const names = chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10).map(
+      (charge) => `${KEY_PREFIX}${charge.key.id}`,
+    );
+    try {
+      // Slots of about 17 ms over 1.6 s: slots begin, age out and are pruned while takes and answers go on.
+      const until = performance.now() + 1600;
+      let checks = 0;
+      while (performance.now() < until) {
+        const charges = chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10);
+        expect((await store.take(charges, false)).refused).toBe(-1);
+        await store.add(keys, 7);
+        for (const name of names) {
+          const hash = hashOf(await redis.command('HGETALL', name));
+          const slots = [...hash].filter(([field]) => field !== 'u' && field !== 'o');
+          expect(hash.get('u')).toBe(slots.reduce((sum, [, amount]) => sum + amount, 0));
+          expect(hash.get('o')).toBe(Math.min(...slots.map(([field]) => Number(field))));
+          // The window's slots, the current one, and those of the key's last prune at most.
+          expect(slots.length).toBeLessThanOrEqual(SLOTS + 5);
+          const ttl = Number((await redis.command('PTTL', name)).slice(1));
+          expect(ttl).toBeGreaterThan(0);
+          expect(ttl).toBeLessThanOrEqual(1000 + 1000 / SLOTS + 1);
+          checks++;
+        }
+        await sleep(5);
+      }
+      expect(checks).toBeGreaterThan(20);
+      // No traffic: each key is gone once its newest slot has stopped counting.
+      await sleep(1000 + 1000 / SLOTS + 50);
+      for (const name of names) expect(await redis.command('EXISTS', name)).toBe(':0\r\n');
+    } finally {
+      await store.close();
+    }
   });
 });
