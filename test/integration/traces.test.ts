@@ -181,6 +181,43 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
       ['tools/list', 'a'],
     ]);
   });
+
+  it('puts the MCP attributes on the MCP spans, and on the exchange span only when it has none (a DELETE)', async () => {
+    const receiver = track(await startOtlpReceiver());
+    const server = track(await startV1Server({ mode: 'json' }));
+    const edge = track(await startTracedEdge(server.url, receiver.url));
+    const { sessionId } = await initializeRaw(edge.url);
+    const headers = {
+      ...MCP_POST_HEADERS,
+      'mcp-protocol-version': '2025-11-25',
+      'mcp-session-id': sessionId ?? '',
+    };
+    const mcp = {
+      'mcp.session.id': sessionId,
+      'mcp.protocol.version': '2025-11-25',
+      'network.transport': 'tcp',
+    };
+    const call = clientTraceparent();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    await (
+      await fetch(edge.url, { method: 'POST', headers: { ...headers, traceparent: call.header }, body })
+    ).text();
+    const [post] = await receiver.waitFor((s) => s.traceId === call.traceId && s.name === 'POST /mcp');
+    const [list] = await receiver.waitFor((s) => s.parentSpanId === post?.spanId);
+    expect(list?.attributes).toMatchObject(mcp);
+    for (const name of Object.keys(mcp)) expect(post?.attributes[name]).toBeUndefined();
+
+    const end = clientTraceparent();
+    const session = { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sessionId ?? '' };
+    const deleting = await fetch(edge.url, {
+      method: 'DELETE',
+      headers: { ...session, traceparent: end.header },
+    });
+    await deleting.text();
+    expect(deleting.status).toBe(200);
+    const [deleted] = await receiver.waitFor((s) => s.traceId === end.traceId && s.name === 'DELETE /mcp');
+    expect(deleted?.attributes).toMatchObject(mcp);
+  });
 });
 
 describe('traces of other revisions and transports', () => {

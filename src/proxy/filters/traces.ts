@@ -153,10 +153,10 @@ export function tracesFilter(
         sessionId: exchange.sessionId,
         transport,
       };
-      trace.span.setAttributes(sessionAttributes(facts));
-      trace.span.setAttribute(STABLE.networkTransport, transport);
+      let spans = 0;
       for (const message of request.messages) {
         if (!tracedMessage(message)) continue;
+        spans++;
         const span = tracer.startSpan(
           requestSpanName(message),
           { kind: SERVER, attributes: requestAttributes(message, facts) },
@@ -165,6 +165,12 @@ export function tracesFilter(
         const id = message.kind === 'request' ? requestIdText(message.id) : undefined;
         if (id !== undefined && !trace.waiting.has(id)) trace.waiting.set(id, span);
         else trace.others.push(span);
+      }
+      // The MCP attributes go on the MCP spans; an exchange without one (a GET stream, a DELETE, a body of
+      // responses) carries them itself.
+      if (spans === 0) {
+        trace.span.setAttributes(sessionAttributes(facts));
+        trace.span.setAttribute(STABLE.networkTransport, transport);
       }
       const carrier: Record<string, string> = {};
       propagator.inject(context, carrier, api.defaultTextMapSetter);
