@@ -3,7 +3,7 @@
 // Targets are fixed here, never relaxed by a setting.
 import type { CoreMeasureRow } from './core-measure.js';
 import { type AdversarialRow, ORDINARY_200K } from './host-budget.js';
-import type { HugeResult, IdleResult, PathId, WorkloadResult } from './run.js';
+import type { HugeResult, IdleResult, PathId, WorkloadResult } from './result-types.js';
 
 export interface Verdict {
   target: string;
@@ -83,11 +83,13 @@ export function evaluateTargets(report: Report): Verdict[] {
     const traced = paths['edge-traced'];
     if (traced !== undefined && paths['edge-enforce'] !== undefined) {
       const cpu = (c: { cpuUsPerRequest?: number | undefined }) => c.cpuUsPerRequest ?? Number.NaN;
-      const ratio = roundRatio(result, 'edge-traced', 'edge-enforce', cpu);
+      const inRounds = roundRatio(result, 'edge-traced', 'edge-enforce', cpu);
+      // Side by side when measured so: one after the other, a ratio swings with the shared host.
+      const ratio = result.sideBySide.find((s) => s.path === 'edge-traced')?.cpuRatio ?? inRounds;
       out.push(
         verdict(
           `${w.id}: traced CPU per exchange <= ${TARGETS.tracedCpuVsUntraced}x untraced enforce`,
-          `${fixed(ratio, 2)}x (${fixed(traced.cpuUsPerRequest, 0)} vs ${fixed(paths['edge-enforce'].cpuUsPerRequest, 0)} us)`,
+          `${fixed(ratio, 2)}x side by side (rounds one after the other: ${fixed(inRounds, 2)}x, ${fixed(traced.cpuUsPerRequest, 0)} vs ${fixed(paths['edge-enforce'].cpuUsPerRequest, 0)} us)`,
           ratio <= TARGETS.tracedCpuVsUntraced,
         ),
       );
@@ -373,6 +375,24 @@ export function formatReport(report: Report): string {
     ...report.notes.map((n) => `note: ${n}`),
   ];
   if (report.load.length > 0) parts.push('', loadTable(report.load));
+  const pairs = report.load.flatMap((r) => r.sideBySide.map((s) => ({ workload: r.workload.id, ...s })));
+  if (pairs.length > 0) {
+    parts.push(
+      '',
+      'Side by side (both paths under the same load in the same seconds): CPU per exchange, path over the other',
+      table(
+        ['workload', 'path', 'against', 'median', 'rounds'],
+        pairs.map((p) => [
+          p.workload,
+          p.path,
+          p.against,
+          `${fixed(p.cpuRatio, 2)}x`,
+          p.cpuRatios.map((r) => fixed(r, 2)).join(' '),
+        ]),
+        (i) => i === 3,
+      ),
+    );
+  }
   if (report.huge.length + report.idle.length > 0) parts.push('', memoryTable(report));
   if (report.core !== undefined) parts.push('', coreTable(report.core));
   if (report.hosts !== undefined) parts.push('', hostsTable(report.hosts));

@@ -5,13 +5,17 @@
 // mcp-edge enforce; mcp-edge observe),
 // and the load (autocannon, and bench/latency-probe.ts for unloaded latency). Paths alternate within each
 // round; figures are medians over rounds, and ratios are medians of the per-round ratios (paths of one round
-// ran seconds apart, so a busy moment of this shared machine weighs on all of them alike).
+// ran seconds apart, so a busy moment of this shared machine weighs on all of them alike). A path that
+// changes another (this build against BENCH_BASELINE_CLI's, traces or a quota against edge-enforce) is also
+// run side by side with it: both under the same load in the same seconds, their CPU per exchange compared
+// per round, so that the host's slow and fast spells weigh on both alike.
 //
-// Settings (environment): BENCH_ROUNDS (5), BENCH_SECONDS per load run (3), BENCH_IDLE_HOLD_S (60),
-// BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS (core,hosts,load,huge,idle,stdio; hosts
-// is bench/host-budget.ts --adversarial, what measuring one result costs for a claimed host; stdio is
-// bench/stdio.ts, the stdio upstream beside supergateway, with its own BENCH_STDIO_* settings),
-// BENCH_WORKLOADS (all; e.g. json-1k,sse-1k,json-1k-quota-memory,json-1k-quota-redis; the quota ones start a redis-server), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
+// Settings (environment): BENCH_ROUNDS (5), BENCH_SECONDS per load run (3), BENCH_SIDE_ROUNDS (9),
+// BENCH_IDLE_HOLD_S (60), BENCH_IDLE_STREAMS (1000), BENCH_PROBE_COUNT (1000), BENCH_SECTIONS
+// (core,hosts,load,huge,idle,stdio; hosts is bench/host-budget.ts --adversarial, what measuring one result
+// costs for a claimed host; stdio is bench/stdio.ts, the stdio upstream beside supergateway, with its own
+// BENCH_STDIO_* settings), BENCH_WORKLOADS (all; e.g. json-1k,sse-1k,json-1k-quota-memory,json-1k-quota-redis;
+// the quota ones start a redis-server), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
 // BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
 // (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
 // enforce, beside this build, so a change is measured against what it changed in the same run), BENCH_RECORDED
@@ -47,6 +51,17 @@ import {
   waitForHttp,
 } from './proc.js';
 import { compareWithRecorded, evaluateTargets, formatReport, type Report } from './report.js';
+import {
+  type CannonRun,
+  type HugeResult,
+  type IdleResult,
+  median,
+  type PathId,
+  type ProbeRun,
+  type SideBySide,
+  type Workload,
+  type WorkloadResult,
+} from './result-types.js';
 import type { StdioBench } from './stdio.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -67,6 +82,7 @@ const SETTINGS = {
   idleStreams: envNumber('BENCH_IDLE_STREAMS', 1000),
   probeCount: envNumber('BENCH_PROBE_COUNT', 1000),
   hugeRuns: envNumber('BENCH_HUGE_RUNS', 3),
+  sideRounds: envNumber('BENCH_SIDE_ROUNDS', 9),
   sections: (process.env.BENCH_SECTIONS ?? 'core,hosts,load,huge,idle,stdio').split(','),
   workloads: process.env.BENCH_WORKLOADS?.split(','),
   paths: process.env.BENCH_PATHS?.split(','),
@@ -77,34 +93,6 @@ const SETTINGS = {
 
 function pathWanted(id: PathId): boolean {
   return id === 'direct' || SETTINGS.paths === undefined || SETTINGS.paths.includes(id);
-}
-
-export type PathId =
-  | 'direct'
-  | 'bare'
-  | 'node-undici'
-  | 'nginx'
-  | 'edge-baseline'
-  | 'edge-enforce'
-  | 'edge-observe'
-  | 'edge-enforce-info'
-  | 'edge-traced'
-  | 'edge-quota-memory'
-  | 'edge-quota-redis';
-
-export interface Workload {
-  id: string;
-  title: string;
-  answer: string;
-  tool: string;
-  connections: number;
-  /** Also run the unloaded latency probe (c=1). */
-  probe: boolean;
-  /** Which target applies to mcp-edge enforce on this workload. */
-  target: 'small' | 'large' | undefined;
-  extraPaths: PathId[];
-  /** The caller names this host in `_meta` clientInfo, so the edge measures each result against its budget. */
-  host?: string;
 }
 
 const WORKLOADS: Workload[] = [
@@ -510,18 +498,6 @@ function requestBody(tool: string, host?: string): string {
   });
 }
 
-export interface CannonRun {
-  /** CPU time the path's proxy process used per request (microseconds); undefined for direct. */
-  cpuUsPerRequest: number | undefined;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  mbps: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-}
-
 async function cannon(h: Harness, path: PathRun, w: Workload, seconds: number): Promise<CannonRun> {
   const cpuBefore = path.proc !== undefined ? cpuMsOf(path.proc.pid) : 0;
   const out = await runToEnd(
@@ -573,11 +549,6 @@ async function cannon(h: Harness, path: PathRun, w: Workload, seconds: number): 
   };
 }
 
-export interface ProbeRun {
-  p50Us: number;
-  p99Us: number;
-}
-
 async function probe(h: Harness, url: string, w: Workload, count: number): Promise<ProbeRun> {
   const out = await runToEnd(
     NODE,
@@ -586,40 +557,6 @@ async function probe(h: Harness, url: string, w: Workload, count: number): Promi
     120_000,
   );
   return JSON.parse(out) as ProbeRun;
-}
-
-export function median(values: number[]): number {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-export interface PathSummary {
-  /** Proxy CPU time per request (microseconds): what the proxy costs, whatever else the machine runs. */
-  cpuUsPerRequest: number | undefined;
-  cpuVsBare: number | undefined;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  mbps: number;
-  probeP50Us: number | undefined;
-  probeP99Us: number | undefined;
-  /** Median over rounds of (probe p50 of this path - probe p50 of direct). */
-  addedP50Us: number | undefined;
-  /** Median over rounds of this path's req/s (and MB/s) over the bare proxy's. */
-  rpsVsBare: number | undefined;
-  mbpsVsBare: number | undefined;
-  peakRssMiB: number | undefined;
-  non2xx: number;
-  errors: number;
-}
-
-export interface WorkloadResult {
-  workload: Workload;
-  paths: Partial<Record<PathId, PathSummary>>;
-  rounds: Partial<Record<PathId, { cannon: CannonRun[]; probe: ProbeRun[] }>>;
-  limitRejections?: number;
 }
 
 async function metricSum(metricsUrl: string, family: string): Promise<number> {
@@ -635,9 +572,11 @@ async function metricSum(metricsUrl: string, family: string): Promise<number> {
 async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<WorkloadResult> {
   const seconds = SETTINGS.seconds;
   const rounds: WorkloadResult['rounds'] = {};
+  // Warm-up, discarded: a full-length run per path. A path that sat idle through the workloads before this
+  // one (the extra paths do) reads high for its first seconds; a one-second warm-up left that in round 1.
   for (const p of paths) {
     rounds[p.id] = { cannon: [], probe: [] };
-    await cannon(h, p, w, 1); // warm-up, discarded
+    await cannon(h, p, w, seconds);
   }
   for (const p of paths) if (p.proc !== undefined) resetPeak(p.proc.pid);
   const samplers = new Map(
@@ -687,7 +626,46 @@ async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<W
       errors: r.cannon.reduce((a, c) => a + c.errors, 0),
     };
   }
-  return { workload: w, paths: summary, rounds };
+  const sideBySide: SideBySide[] = [];
+  for (const [against, path] of sideBySidePairs(paths))
+    sideBySide.push(await runSideBySide(h, w, against, path));
+  return { workload: w, paths: summary, rounds, sideBySide };
+}
+
+/** What a workload measures side by side: each changed path against the one it changes. */
+function sideBySidePairs(paths: readonly PathRun[]): [against: PathRun, path: PathRun][] {
+  const byId = new Map(paths.map((p) => [p.id, p]));
+  const enforce = byId.get('edge-enforce');
+  if (enforce === undefined) return [];
+  const pairs: [PathRun, PathRun][] = [];
+  const baseline = byId.get('edge-baseline');
+  if (baseline !== undefined) pairs.push([baseline, enforce]);
+  for (const id of ['edge-traced', 'edge-quota-memory', 'edge-quota-redis'] as const) {
+    const path = byId.get(id);
+    if (path !== undefined) pairs.push([enforce, path]);
+  }
+  return pairs;
+}
+
+/**
+ * `path` and `against` under the same load at the same moment, round after round. Run one after the other,
+ * a ratio swings with the shared host (its CPU time per request moves between levels for seconds at a
+ * time); side by side, both are in the same level.
+ */
+async function runSideBySide(h: Harness, w: Workload, against: PathRun, path: PathRun): Promise<SideBySide> {
+  const cpuRatios: number[] = [];
+  for (let round = 0; round < SETTINGS.sideRounds; round++) {
+    const [a, b] = await Promise.all([
+      cannon(h, against, w, SETTINGS.seconds),
+      cannon(h, path, w, SETTINGS.seconds),
+    ]);
+    const ratio = (b.cpuUsPerRequest ?? Number.NaN) / (a.cpuUsPerRequest ?? Number.NaN);
+    cpuRatios.push(ratio);
+    process.stderr.write(
+      `  ${w.id} side by side ${round + 1} ${path.id} ${b.cpuUsPerRequest?.toFixed(0)} us/req, ${against.id} ${a.cpuUsPerRequest?.toFixed(0)} us/req: ${ratio.toFixed(2)}x\n`,
+    );
+  }
+  return { path: path.id, against: against.id, cpuRatios, cpuRatio: median(cpuRatios) };
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:port. */
@@ -702,33 +680,21 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-/** What a quota path costs against edge-enforce in the same rounds: CPU per exchange and added p50 latency. */
+/** What a quota path costs against edge-enforce: CPU per exchange (side by side, and in the rounds) and added p50 latency. */
 function quotaCost(result: WorkloadResult): string | undefined {
   const quotaId = result.workload.extraPaths.find((id) => id.startsWith('edge-quota-'));
   const quota = quotaId !== undefined ? result.rounds[quotaId] : undefined;
   const enforce = result.rounds['edge-enforce'];
   if (quotaId === undefined || quota === undefined || enforce === undefined) return undefined;
-  const cpu = median(
+  const inRounds = median(
     quota.cannon.map(
       (c, i) => (c.cpuUsPerRequest ?? Number.NaN) / (enforce.cannon[i]?.cpuUsPerRequest ?? Number.NaN),
     ),
   );
+  const sideBySide = result.sideBySide.find((s) => s.path === quotaId)?.cpuRatio ?? Number.NaN;
+  const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
   const addedUs = median(quota.probe.map((x, i) => x.p50Us - (enforce.probe[i]?.p50Us ?? Number.NaN)));
-  return `${result.workload.id}: ${quotaId} CPU per exchange ${((cpu - 1) * 100).toFixed(1)}% against edge-enforce (median of per-round ratios), unloaded p50 ${addedUs.toFixed(0)} us added`;
-}
-
-export interface HugeResult {
-  answer: string;
-  runs: {
-    errorMs: number;
-    growthMiB: number;
-    baselineMiB: number;
-    peakMiB: number;
-    ok: boolean;
-    head: string;
-  }[];
-  errorMs: number;
-  growthMiB: number;
+  return `${result.workload.id}: ${quotaId} CPU per exchange ${percent(sideBySide)} against edge-enforce side by side (${percent(inRounds)} in rounds one after the other), unloaded p50 ${addedUs.toFixed(0)} us added`;
 }
 
 async function warmEdge(h: Harness, url: string): Promise<void> {
@@ -774,22 +740,6 @@ async function runHuge(h: Harness, answer: 'huge-json' | 'huge-sse'): Promise<Hu
     errorMs: median(runs.map((r) => (r.ok ? r.errorMs : Number.POSITIVE_INFINITY))),
     growthMiB: median(runs.map((r) => r.growthMiB)),
   };
-}
-
-export interface IdleResult {
-  path: PathId;
-  streams: number;
-  /** TCP connections made and requests sent. */
-  connected: number;
-  /** Streams whose 200 response headers arrived. */
-  opened: number;
-  statuses: string[];
-  stillOpen: number;
-  openMs: number;
-  holdS: number;
-  baselineMiB: number;
-  heldMiB: number;
-  peakMiB: number;
 }
 
 async function runIdle(h: Harness, id: PathId): Promise<IdleResult> {
