@@ -46,48 +46,67 @@ function lastSeenOf(gauge: object): Map<string, SeenUse> {
   return seen;
 }
 
-/** The families on `registry`, created once per registry (an edge restarted in the same process finds them). */
+/**
+ * The family `name` on `registry`: the one registered already (an edge restarted in the same process finds
+ * it), else the one `make` registers. prom-client returns a registered family untyped: the cast is its edge.
+ */
+function familyOf<T>(registry: Registry, name: string, make: (name: string) => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make(name);
+}
+
+/** The families on `registry`, created once per registry. */
 export function quotaMetricsOf(registry: Registry): QuotaMetrics {
-  const existing = registry.getSingleMetric(QUOTA_METRIC_NAMES.exceeded);
   const registers = [registry];
-  const exceeded =
-    (existing as Counter<'rule' | 'tenant' | 'action'> | undefined) ??
-    new Counter({
-      name: QUOTA_METRIC_NAMES.exceeded,
-      help: 'Exchanges a quota rule found without budget: action refused (429), or observed (observe mode: forwarded).',
-      labelNames: ['rule', 'tenant', 'action'] as const,
-      registers,
-    });
-  const usedRatio =
-    (registry.getSingleMetric(QUOTA_METRIC_NAMES.usedRatio) as Gauge<'rule' | 'tenant'> | undefined) ??
-    new Gauge({
-      name: QUOTA_METRIC_NAMES.usedRatio,
-      help: "A rule's use over its limit (its nearest limit) for a tenant, as this replica last saw it (1: used up).",
-      labelNames: ['rule', 'tenant'] as const,
-      registers,
-      collect() {
-        for (const seen of lastSeenOf(this).values())
-          this.set({ rule: seen.rule, tenant: seen.tenant }, seen.ratio);
-      },
-    });
+  const exceeded = familyOf(
+    registry,
+    QUOTA_METRIC_NAMES.exceeded,
+    (name) =>
+      new Counter({
+        name,
+        help: 'Exchanges a quota rule found without budget: action refused (429), or observed (observe mode: forwarded).',
+        labelNames: ['rule', 'tenant', 'action'] as const,
+        registers,
+      }),
+  );
+  const usedRatio = familyOf(
+    registry,
+    QUOTA_METRIC_NAMES.usedRatio,
+    (name) =>
+      new Gauge({
+        name,
+        help: "A rule's use over its limit (its nearest limit) for a tenant, as this replica last saw it (1: used up).",
+        labelNames: ['rule', 'tenant'] as const,
+        registers,
+        collect() {
+          for (const seen of lastSeenOf(this).values())
+            this.set({ rule: seen.rule, tenant: seen.tenant }, seen.ratio);
+        },
+      }),
+  );
   const lastSeen = lastSeenOf(usedRatio);
-  const storeErrors =
-    (registry.getSingleMetric(QUOTA_METRIC_NAMES.storeErrors) as Counter<'store' | 'error'> | undefined) ??
-    new Counter({
-      name: QUOTA_METRIC_NAMES.storeErrors,
-      help: 'Quota store operations that failed (error: timeout, unavailable, full); quotas.onStoreError decided the exchange.',
-      labelNames: ['store', 'error'] as const,
-      registers,
-    });
-  const storeDuration =
-    (registry.getSingleMetric(QUOTA_METRIC_NAMES.storeDuration) as Histogram<'store'> | undefined) ??
-    new Histogram({
-      name: QUOTA_METRIC_NAMES.storeDuration,
-      help: "Round trip of an exchange's quota check to a shared store.",
-      labelNames: ['store'] as const,
-      buckets: STORE_SECONDS_BUCKETS,
-      registers,
-    });
+  const storeErrors = familyOf(
+    registry,
+    QUOTA_METRIC_NAMES.storeErrors,
+    (name) =>
+      new Counter({
+        name,
+        help: 'Quota store operations that failed (error: timeout, unavailable, full); quotas.onStoreError decided the exchange.',
+        labelNames: ['store', 'error'] as const,
+        registers,
+      }),
+  );
+  const storeDuration = familyOf(
+    registry,
+    QUOTA_METRIC_NAMES.storeDuration,
+    (name) =>
+      new Histogram({
+        name,
+        help: "Round trip of an exchange's quota check to a shared store.",
+        labelNames: ['store'] as const,
+        buckets: STORE_SECONDS_BUCKETS,
+        registers,
+      }),
+  );
   return {
     exceeded: (rule, tenant, action) => exceeded.inc({ rule, tenant, action }),
     usedRatio: (rule, tenant, ratio) => {
