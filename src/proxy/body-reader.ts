@@ -138,6 +138,8 @@ function readUpTo(
 
 /** What the body reader looks at: the exchange (undefined off the MCP endpoint) and the request's headers. */
 export interface BodyRequest {
+  /** The HTTP method: only a POST carries JSON-RPC messages. */
+  method: string;
   exchange: Exchange | undefined;
   headers: IncomingHttpHeaders;
   /** Sends `100 Continue` to a client that asked for it; called once the body will be read. */
@@ -209,6 +211,9 @@ export function readBoundedBody(
     (size, id) => refuseBody(exchange, enforced ?? 0, size, true, hint, id),
     (refused, body) => {
       if (body === undefined) done(refused, undefined);
+      // A DELETE has no body: one sent with a content-type and nothing after it (the Python SDK's client puts
+      // its POST headers on every request) is none, not an empty JSON-RPC body.
+      else if (body.length === 0 && request.method !== 'POST') done(undefined, body);
       else done(judgedBody(ctx, exchange, body), body);
     },
     guard,

@@ -251,7 +251,12 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
-    const body = { exchange: request.exchange, headers: request.headers, sendContinue: request.sendContinue };
+    const body = {
+      method: request.method,
+      exchange: request.exchange,
+      headers: request.headers,
+      sendContinue: request.sendContinue,
+    };
     readBoundedBody(ctx, body, payload as Readable, (refusal, read) => done(refusal ?? null, read));
   });
 

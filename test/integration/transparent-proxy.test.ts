@@ -124,6 +124,29 @@ describe('sessions, the GET stream, DELETE and resumption through mcp-edge', () 
     await expect.poll(() => server.sessionIds().includes(id ?? ''), { timeout: 3000 }).toBe(false);
   });
 
+  it("ends a session with a DELETE that carries the POST's content-type and no body, as the Python SDK sends it", async () => {
+    const server = track(await startV1Server({ mode: 'stateful' }));
+    const edge = track(await startTestEdge(server.url));
+    const { sessionId } = await initializeRaw(edge.url);
+    expect(server.sessionIds()).toContain(sessionId);
+    // The Python SDK's streamable HTTP client puts these two headers on every request, DELETE included.
+    const headers = {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-session-id': sessionId ?? '',
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const res = await fetch(edge.url, { method: 'DELETE', headers });
+    expect(res.status, await res.text()).toBe(200);
+    await expect.poll(() => server.sessionIds().includes(sessionId ?? ''), { timeout: 3000 }).toBe(false);
+    const after = await fetch(edge.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(after.status).toBe(404);
+  });
+
   it('resumes a stream with Last-Event-ID: the events after it are replayed through the edge', async () => {
     const server = track(await startV1Server({ mode: 'stateful' }));
     const edge = track(await startTestEdge(server.url));

@@ -71,7 +71,7 @@ function readBody(
   const payload = chunks instanceof Readable ? chunks : Readable.from([...chunks].map((c) => Buffer.from(c)));
   return new Promise((resolve) => {
     const done: BodyDone = (refusal, body) => resolve({ refusal, body });
-    readBoundedBody(ctx, { exchange, headers, sendContinue: undefined }, payload, done);
+    readBoundedBody(ctx, { method: 'POST', exchange, headers, sendContinue: undefined }, payload, done);
   });
 }
 
