@@ -138,7 +138,7 @@ function readUpTo(
 
 /** What the body reader looks at: the exchange (undefined off the MCP endpoint) and the request's headers. */
 export interface BodyRequest {
-  /** The HTTP method: only a POST carries JSON-RPC messages. */
+  /** The HTTP method: for any but a POST, an empty body is no body. */
   method: string;
   exchange: Exchange | undefined;
   headers: IncomingHttpHeaders;
