@@ -3,8 +3,8 @@
 // A key is one hash: field = slot index, value = what was charged in that slot, plus `u`, the sum of the
 // slots held, and `o`, the oldest slot held; a check reads those two, and walks the slots only when the
 // oldest has stopped counting (once per slot at most) or to say when a refused key has room. The key
-// expires when its newest slot stops counting. One call carries every operation of one event-loop turn of
-// one edge, in order.
+// expires when its newest slot stops counting. One call carries every operation of one edge that waited for
+// it (redis-store.ts: one call out at a time), in order.
 import { SLOTS } from './window.js';
 
 /**

@@ -1,9 +1,10 @@
-// The Redis store (Redis 6+ or Valkey): counts shared by every replica. What the exchanges of one event-loop
-// turn ask (their takes, their answers' bytes) goes as one Lua script call (redis-script.ts; EVALSHA, loaded
-// again by the client after a restart): one command per turn, not one per exchange. The client is ioredis: a
-// command waits at most storeTimeout, nothing is queued while Redis is away (the exchanges get onStoreError at
-// once), and it reconnects by itself. ioredis is loaded when a Redis store is made: an edge without one
-// (no quotas, or the memory store) never loads it.
+// The Redis store (Redis 6+ or Valkey): counts shared by every replica. What the exchanges ask (their takes,
+// their answers' bytes) goes as one Lua script call (redis-script.ts; EVALSHA, loaded again by the client after
+// a restart), with at most one call in flight: what arrives while a call is out waits for it and goes in the
+// next one, so under load a call carries many exchanges, and an idle edge sends at once. The client is
+// ioredis: a take waits at most storeTimeout, queued or sent, nothing is queued while Redis is away (the
+// exchanges get onStoreError at once), and it reconnects by itself. ioredis is loaded when a Redis store is
+// made: an edge without one (no quotas, or the memory store) never loads it.
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -24,7 +25,7 @@ interface QuotaCommands {
   mcpEdgeQuotaBatch(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
 }
 
-/** One take of the turn: its charges and where its answer goes. */
+/** One take: its charges and where its answer goes. */
 interface PendingTake {
   charges: readonly QuotaCharge[];
   force: boolean;
@@ -32,9 +33,13 @@ interface PendingTake {
   reject(err: unknown): void;
 }
 
-/** The takes of one event-loop turn, in order. */
+/** The takes waiting for the next call, in order, and the one deadline they share. */
 interface Batch {
   takes: PendingTake[];
+  /** storeTimeout after the batch's first take: what is still unanswered then gets the store's error. */
+  deadline: NodeJS.Timeout;
+  /** The deadline passed: the takes were answered with the error, so their charges are never sent. */
+  expired: boolean;
 }
 
 /** Answers' bytes not sent yet, summed per key, and the promise of the call that will carry them. */
@@ -43,6 +48,8 @@ interface PendingAdds {
   sent: Promise<void>;
   done(err?: unknown): void;
   timer: NodeJS.Timeout;
+  /** Waited their delay: they go with the next call even when no take does. */
+  due: boolean;
 }
 
 /**
@@ -59,8 +66,13 @@ export class RedisQuotaStore implements QuotaStore {
   #down = false;
   /** Until the first connection is up: what a command waits for (at most storeTimeout), not an outage. */
   #firstReady: Promise<void> | undefined;
+  /** Takes not sent yet. */
   #batch: Batch | undefined;
   #adds: PendingAdds | undefined;
+  /** The call out now, if any: the next one goes when it has its answer. */
+  #inFlight: Promise<void> | undefined;
+  /** A send of what waits is queued for after this turn's I/O callbacks. */
+  #sendQueued = false;
   readonly #timeoutMs: number;
 
   constructor(url: string, timeoutMs: number, log: Logger) {
@@ -69,7 +81,7 @@ export class RedisQuotaStore implements QuotaStore {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: timeoutMs,
-      // The store batches a turn's work itself; ioredis' own auto-pipelining added milliseconds under load.
+      // The store batches the exchanges' work itself; ioredis' own auto-pipelining added milliseconds under load.
       enableAutoPipelining: false,
       connectTimeout: Math.max(1000, timeoutMs),
       retryStrategy: (attempt) => Math.min(100 * attempt, MAX_RECONNECT_DELAY_MS),
@@ -94,7 +106,7 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   take(charges: readonly QuotaCharge[], force: boolean): Promise<TakeResult> {
-    const batch = this.#currentBatch();
+    const batch = this.#batch ?? this.#newBatch();
     return new Promise((resolve, reject) => batch.takes.push({ charges, force, resolve, reject }));
   }
 
@@ -116,30 +128,74 @@ export class RedisQuotaStore implements QuotaStore {
     });
     // An answer charged is fire and forget: a caller may not wait, never an unhandled rejection.
     sent.catch(() => {});
-    const timer = setTimeout(() => void this.#send([]), ADD_DELAY_MS);
+    const timer = setTimeout(() => this.#addsDue(), ADD_DELAY_MS);
     timer.unref();
-    const adds: PendingAdds = { amounts: new Map(), sent, done, timer };
+    const adds: PendingAdds = { amounts: new Map(), sent, done, timer, due: false };
     this.#adds = adds;
     return adds;
   }
 
-  /** The takes of this event-loop turn, sent when the turn's I/O callbacks have run. */
-  #currentBatch(): Batch {
-    if (this.#batch !== undefined) return this.#batch;
-    const batch: Batch = { takes: [] };
+  /** The waiting answers' bytes waited their delay (their timer is cleared when they go sooner). */
+  #addsDue(): void {
+    if (this.#adds === undefined) return;
+    this.#adds.due = true;
+    this.#sendSoon();
+  }
+
+  #newBatch(): Batch {
+    const batch: Batch = {
+      takes: [],
+      deadline: setTimeout(() => this.#expire(batch), this.#timeoutMs),
+      expired: false,
+    };
+    batch.deadline.unref();
     this.#batch = batch;
-    setImmediate(() => {
-      this.#batch = undefined;
-      void this.#send(batch.takes);
-    });
+    this.#sendSoon();
     return batch;
   }
 
-  /** One script call: the answers' bytes waiting (first, so these takes see them), then `takes` in order. */
-  async #send(takes: readonly PendingTake[]): Promise<void> {
+  /** A batch's deadline passed unanswered (queued behind a slow call, or its own call slow). */
+  #expire(batch: Batch): void {
+    batch.expired = true;
+    if (this.#batch === batch) this.#batch = undefined;
+    const err =
+      this.#firstReady !== undefined
+        ? new QuotaStoreError('the quota store has not been reached yet', 'unavailable')
+        : new QuotaStoreError('the quota store did not answer within quotas.storeTimeout', 'timeout');
+    for (const take of batch.takes) take.reject(err);
+  }
+
+  /**
+   * Sends what waits once this turn's I/O callbacks have run (they may add to it), unless a call is out: then
+   * it goes when that call has its answer.
+   */
+  #sendSoon(): void {
+    if (this.#inFlight !== undefined || this.#sendQueued) return;
+    this.#sendQueued = true;
+    setImmediate(() => {
+      this.#sendQueued = false;
+      this.#sendWaiting();
+    });
+  }
+
+  /** One call with what waits: the answers' bytes, then the takes. The next one goes after its answer. */
+  #sendWaiting(): void {
+    if (this.#inFlight !== undefined) return;
+    const batch = this.#batch;
+    this.#batch = undefined;
     const adds = this.#adds;
+    if (batch === undefined && (adds === undefined || !adds.due)) return;
     this.#adds = undefined;
     if (adds !== undefined) clearTimeout(adds.timer);
+    this.#inFlight = this.#send(batch, adds).finally(() => {
+      this.#inFlight = undefined;
+      if (this.#batch !== undefined || this.#adds?.due) this.#sendSoon();
+    });
+  }
+
+  /** One script call: the answers' bytes waiting (first, so these takes see them), then the takes in order. */
+  async #send(batch: Batch | undefined, adds: PendingAdds | undefined): Promise<void> {
+    const takes = batch === undefined || batch.expired ? [] : batch.takes;
     if (takes.length === 0 && adds === undefined) return;
     const keys: string[] = [];
     const args: (string | number)[] = [];
@@ -161,10 +217,12 @@ export class RedisQuotaStore implements QuotaStore {
     try {
       reply = await this.#call(() => this.#commands.mcpEdgeQuotaBatch(keys.length, ...keys, ...args));
     } catch (err) {
+      if (batch !== undefined) clearTimeout(batch.deadline);
       for (const take of takes) take.reject(err);
       adds?.done(err);
       return;
     }
+    if (batch !== undefined) clearTimeout(batch.deadline);
     adds?.done();
     let at = 0;
     for (const take of takes) {
@@ -186,7 +244,13 @@ export class RedisQuotaStore implements QuotaStore {
 
   async close(): Promise<void> {
     // Answers' bytes still waiting go first, when Redis is there to take them.
-    if (this.#adds !== undefined) await this.#send([]).catch(() => {});
+    await this.#inFlight;
+    const adds = this.#adds;
+    this.#adds = undefined;
+    if (adds !== undefined) {
+      clearTimeout(adds.timer);
+      await this.#send(undefined, adds);
+    }
     this.#redis.disconnect();
   }
 

@@ -8,6 +8,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import { formatQuotaExplanation } from '../../src/quotas/explain.js';
 import { KEY_PREFIX, RedisQuotaStore } from '../../src/quotas/redis-store.js';
 import { answerKeys, chargesOf, quotaRulesOf } from '../../src/quotas/rules.js';
+import { QuotaStoreError, type TakeResult } from '../../src/quotas/store.js';
 import { SLOTS } from '../../src/quotas/window.js';
 import { connectV1Client } from '../support/clients.js';
 import { sample } from '../support/exposition.js';
@@ -338,6 +339,86 @@ describe("a rule's key in Redis", () => {
       // No traffic: each key is gone once its newest slot has stopped counting.
       await sleep(1000 + 1000 / SLOTS + 50);
       for (const name of names) expect(await redis.command('EXISTS', name)).toBe(':0\r\n');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** A store of its own on `redis`, with one rule of `requests` per tenant, and the charges of one request. */
+function storeWithOneRule(redisUrl: string, storeTimeoutMs: number) {
+  const { config } = parseConfigText(
+    testEdgeYaml(
+      'http://127.0.0.1:1/mcp',
+      quotasYaml(redisUrl, '    - { name: calls, window: 1m, requests: 1000 }\n'),
+    ),
+    'calls.yaml',
+    {},
+  );
+  const rules = quotaRulesOf(config.quotas?.rules ?? []);
+  const store = new RedisQuotaStore(redisUrl, storeTimeoutMs, pino({ level: 'silent' }));
+  const charges = () => chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10);
+  return { store, charges };
+}
+
+/** How many script calls Redis has run since its stats were reset. */
+async function scriptCalls(redis: { command(...args: string[]): Promise<string> }): Promise<number> {
+  const stats = await redis.command('INFO', 'commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+describe("the Redis store's calls", () => {
+  it('go one at a time: the takes that arrive while a call is out wait for it and go together, in order', async () => {
+    const redis = track(await startRedis());
+    const { store, charges } = storeWithOneRule(redis.url, 5000);
+    try {
+      // Connected, and the script loaded.
+      expect((await store.take(charges(), false)).refused).toBe(-1);
+      await redis.command('CONFIG', 'RESETSTAT');
+      // Redis holds every command for 400 ms: the first take's call stays out while five more arrive, each in
+      // an event-loop turn of its own.
+      await redis.command('CLIENT', 'PAUSE', '400');
+      const takes: Promise<TakeResult>[] = [store.take(charges(), false)];
+      for (let i = 0; i < 5; i++) {
+        await sleep(20);
+        takes.push(store.take(charges(), false));
+      }
+      const results = await Promise.all(takes);
+      expect(results.map((result) => result.refused)).toEqual([-1, -1, -1, -1, -1, -1]);
+      expect(results.map((result) => result.used[0])).toEqual([2, 3, 4, 5, 6, 7]);
+      expect(await scriptCalls(redis)).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('hold a take queued behind a call Redis does not answer to storeTimeout from its own start, not the call before it', async () => {
+    const redis = track(await startRedis());
+    const storeTimeoutMs = 400;
+    const { store, charges } = storeWithOneRule(redis.url, storeTimeoutMs);
+    try {
+      expect((await store.take(charges(), false)).refused).toBe(-1);
+      const sleeping = redis.command('DEBUG', 'SLEEP', '2').catch(() => '');
+      await sleep(50);
+      const settled = (take: Promise<TakeResult>) => {
+        const started = performance.now();
+        return take.then(
+          () => ({ error: undefined, ms: performance.now() - started }),
+          (error: unknown) => ({ error, ms: performance.now() - started }),
+        );
+      };
+      const first = settled(store.take(charges(), false));
+      await sleep(50);
+      // Queued behind the first call: it would wait for that call's timeout and then for its own.
+      const second = await settled(store.take(charges(), false));
+      expect((await first).error).toBeInstanceOf(QuotaStoreError);
+      expect(second.error).toBeInstanceOf(QuotaStoreError);
+      expect((second.error as QuotaStoreError).kind).toBe('timeout');
+      expect(second.ms).toBeGreaterThanOrEqual(storeTimeoutMs - 5);
+      expect(second.ms).toBeLessThan(storeTimeoutMs + 200);
+      await sleeping;
+      // Redis is back: the next take is answered.
+      expect((await store.take(charges(), false)).refused).toBe(-1);
     } finally {
       await store.close();
     }
