@@ -375,9 +375,9 @@ describe("the Redis store's calls", () => {
       // Connected, and the script loaded.
       expect((await store.take(charges(), false)).refused).toBe(-1);
       await redis.command('CONFIG', 'RESETSTAT');
-      // Redis holds every command for 400 ms: the first take's call stays out while five more arrive, each in
+      // Redis holds every command for 1.5 s: the first take's call stays out while five more arrive, each in
       // an event-loop turn of its own.
-      await redis.command('CLIENT', 'PAUSE', '400');
+      await redis.command('CLIENT', 'PAUSE', '1500');
       const takes: Promise<TakeResult>[] = [store.take(charges(), false)];
       for (let i = 0; i < 5; i++) {
         await sleep(20);
@@ -394,11 +394,11 @@ describe("the Redis store's calls", () => {
 
   it('hold a take queued behind a call Redis does not answer to storeTimeout from its own start, not the call before it', async () => {
     const redis = track(await startRedis());
-    const storeTimeoutMs = 400;
+    const storeTimeoutMs = 800;
     const { store, charges } = storeWithOneRule(redis.url, storeTimeoutMs);
     try {
       expect((await store.take(charges(), false)).refused).toBe(-1);
-      const sleeping = redis.command('DEBUG', 'SLEEP', '2').catch(() => '');
+      const sleeping = redis.command('DEBUG', 'SLEEP', '3').catch(() => '');
       await sleep(50);
       const settled = (take: Promise<TakeResult>) => {
         const started = performance.now();
@@ -415,7 +415,7 @@ describe("the Redis store's calls", () => {
       expect(second.error).toBeInstanceOf(QuotaStoreError);
       expect((second.error as QuotaStoreError).kind).toBe('timeout');
       expect(second.ms).toBeGreaterThanOrEqual(storeTimeoutMs - 5);
-      expect(second.ms).toBeLessThan(storeTimeoutMs + 200);
+      expect(second.ms).toBeLessThan(storeTimeoutMs + 400);
       await sleeping;
       // Redis is back: the next take is answered.
       expect((await store.take(charges(), false)).refused).toBe(-1);
