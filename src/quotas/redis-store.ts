@@ -58,6 +58,20 @@ interface PendingAdds {
  */
 const ADD_DELAY_MS = 20;
 
+/** The store's first connection is not up within storeTimeout. */
+function notReachedYet(): QuotaStoreError {
+  return new QuotaStoreError('the quota store has not been reached yet', 'unavailable');
+}
+
+/** Redis did not answer within storeTimeout: a command's own timeout (`cause`), or a batch's deadline. */
+function answeredTooLate(cause?: unknown): QuotaStoreError {
+  return new QuotaStoreError(
+    'the quota store did not answer within quotas.storeTimeout',
+    'timeout',
+    cause === undefined ? undefined : { cause },
+  );
+}
+
 export class RedisQuotaStore implements QuotaStore {
   readonly kind = 'redis';
   readonly #redis: Redis;
@@ -158,10 +172,7 @@ export class RedisQuotaStore implements QuotaStore {
   #expire(batch: Batch): void {
     batch.expired = true;
     if (this.#batch === batch) this.#batch = undefined;
-    const err =
-      this.#firstReady !== undefined
-        ? new QuotaStoreError('the quota store has not been reached yet', 'unavailable')
-        : new QuotaStoreError('the quota store did not answer within quotas.storeTimeout', 'timeout');
+    const err = this.#firstReady !== undefined ? notReachedYet() : answeredTooLate();
     for (const take of batch.takes) take.reject(err);
   }
 
@@ -262,8 +273,7 @@ export class RedisQuotaStore implements QuotaStore {
     });
     const first = await Promise.race([ready, late]);
     clearTimeout(timer);
-    if (first === 'late')
-      throw new QuotaStoreError('the quota store has not been reached yet', 'unavailable');
+    if (first === 'late') throw notReachedYet();
   }
 
   /** A command's failure as a QuotaStoreError: a timeout, or Redis unavailable. */
@@ -272,14 +282,8 @@ export class RedisQuotaStore implements QuotaStore {
     try {
       return await command();
     } catch (err) {
-      const timeout = err instanceof Error && /timed out/i.test(err.message);
-      throw new QuotaStoreError(
-        timeout
-          ? 'the quota store did not answer within quotas.storeTimeout'
-          : 'the quota store is unavailable',
-        timeout ? 'timeout' : 'unavailable',
-        { cause: err },
-      );
+      if (err instanceof Error && /timed out/i.test(err.message)) throw answeredTooLate(err);
+      throw new QuotaStoreError('the quota store is unavailable', 'unavailable', { cause: err });
     }
   }
 }
