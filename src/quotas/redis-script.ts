@@ -5,14 +5,18 @@
 // oldest has stopped counting (once per slot at most) or to say when a refused key has room. The key
 // expires when its newest slot stops counting. One call carries every operation of one edge that waited for
 // it (redis-store.ts: one call out at a time), in order.
+import { LEASE_SHARE } from './leases.js';
 import { SLOTS } from './window.js';
 
 /**
  * KEYS: every operation's keys, in order. ARGV: the operations, each
- * - take: 't', key count n, '1' to charge even when a key has no room (observe mode), then per key window ms,
- *   limit, cost, '1' when it counts requests (fit whole) else bytes (room for one byte). Replies refused index
- *   (1-based, 0: none), retry ms, and each key's use.
+ * - give back (a lease's unspent units, leases.ts): 'r', key count n, then per key amount, slot. Replies nothing.
  * - add (an answer's bytes): 'a', key count n, then per key bytes, window ms. Replies nothing.
+ * - take: 't', key count n, '1' to charge even when a key has no room (observe mode), then per key window ms,
+ *   limit, cost, '1' when it counts requests (fit whole) else bytes (room for one byte), and the units it asks to
+ *   lease. Replies refused index (1-based, 0: none), retry ms, then per key its use (after the charge, the
+ *   lease included), the units leased (at most 1/LEASE_SHARE of what is left after the cost; none when a key
+ *   was refused), the current slot and the ms until that slot ends.
  */
 export const BATCH_SCRIPT = `
 local t = redis.call('TIME')
@@ -81,7 +85,7 @@ local function take(n, force)
   local refused = 0
   local retryMs = 0
   for i = 1, n do
-    local b = a + (i - 1) * 4
+    local b = a + (i - 1) * 5
     local key = KEYS[k + i]
     local w = tonumber(ARGV[b])
     local limit = tonumber(ARGV[b + 1])
@@ -109,19 +113,45 @@ local function take(n, force)
       retryMs = at - now
     end
   end
-  if refused == 0 or force then
-    for i = 1, n do
-      local b = a + (i - 1) * 4
-      local cost = tonumber(ARGV[b + 2])
-      if cost > 0 then
-        charge(KEYS[k + i], tonumber(ARGV[b]), cost, oldestHeld[i])
-        used[i] = used[i] + cost
-      end
+  local leased = {}
+  for i = 1, n do
+    local b = a + (i - 1) * 5
+    local cost = tonumber(ARGV[b + 2])
+    local lease = 0
+    if refused == 0 then
+      local left = tonumber(ARGV[b + 1]) - used[i] - cost
+      if left > 0 then lease = math.min(tonumber(ARGV[b + 4]), math.floor(left / ${LEASE_SHARE})) end
+    end
+    leased[i] = lease
+    if (refused == 0 or force) and cost + lease > 0 then
+      charge(KEYS[k + i], tonumber(ARGV[b]), cost + lease, oldestHeld[i])
+      used[i] = used[i] + cost + lease
     end
   end
   reply[#reply + 1] = refused
   reply[#reply + 1] = math.ceil(retryMs)
-  for i = 1, n do reply[#reply + 1] = used[i] end
+  for i = 1, n do
+    local w = tonumber(ARGV[a + (i - 1) * 5])
+    local cur = math.floor(now * ${SLOTS} / w)
+    reply[#reply + 1] = used[i]
+    reply[#reply + 1] = leased[i]
+    reply[#reply + 1] = cur
+    reply[#reply + 1] = math.floor((cur + 1) * w / ${SLOTS} - now)
+  end
+end
+
+-- Gives back a lease's unspent units to the slot they were charged in, while the key still holds it.
+local function giveBack(n)
+  for i = 1, n do
+    local key = KEYS[k + i]
+    local slot = ARGV[a + (i - 1) * 2 + 1]
+    local held = tonumber(redis.call('HGET', key, slot))
+    if held ~= nil and held > 0 then
+      local amount = math.min(held, tonumber(ARGV[a + (i - 1) * 2]))
+      redis.call('HINCRBY', key, slot, -amount)
+      redis.call('HINCRBY', key, 'u', -amount)
+    end
+  end
 end
 
 local function add(n)
@@ -142,7 +172,11 @@ while a <= #ARGV do
     local force = ARGV[a + 2] == '1'
     a = a + 3
     take(n, force)
-    a = a + 4 * n
+    a = a + 5 * n
+  elseif op == 'r' then
+    a = a + 2
+    giveBack(n)
+    a = a + 2 * n
   else
     a = a + 2
     add(n)

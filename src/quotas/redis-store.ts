@@ -1,13 +1,16 @@
 // The Redis store (Redis 6+ or Valkey): counts shared by every replica. What the exchanges ask (their takes,
 // their answers' bytes) goes as one Lua script call (redis-script.ts; EVALSHA, loaded again by the client after
 // a restart), with at most one call in flight: what arrives while a call is out waits for it and goes in the
-// next one, so under load a call carries many exchanges, and an idle edge sends at once. The client is
+// next one, so under load a call carries many exchanges, and an idle edge sends at once. A take Redis admits
+// with room to spare also leases this edge a little budget of its slot (leases.ts): the takes after it spend
+// that without a call until the slot ends or storeTimeout passes, and what is unspent then goes back. The client is
 // ioredis: a take waits at most storeTimeout, queued or sent, nothing is queued while Redis is away (the
 // exchanges get onStoreError at once), and it reconnects by itself. ioredis is loaded when a Redis store is
 // made: an edge without one (no quotas, or the memory store) never loads it.
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { type LeaseReturn, Leases } from './leases.js';
 import { BATCH_SCRIPT } from './redis-script.js';
 import type { QuotaCharge, QuotaKey } from './rules.js';
 import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
@@ -25,10 +28,11 @@ interface QuotaCommands {
   mcpEdgeQuotaBatch(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
 }
 
-/** One take: its charges and where its answer goes. */
+/** One take: its charges, the units it asks to lease per charge, and where its answer goes. */
 interface PendingTake {
   charges: readonly QuotaCharge[];
   force: boolean;
+  wants: readonly number[];
   resolve(result: TakeResult): void;
   reject(err: unknown): void;
 }
@@ -42,9 +46,14 @@ interface Batch {
   expired: boolean;
 }
 
-/** Answers' bytes not sent yet, summed per key, and the promise of the call that will carry them. */
+/**
+ * Answers' bytes not sent yet, summed per key, leases' units to give back, and the promise of the call that
+ * will carry them.
+ */
 interface PendingAdds {
   amounts: Map<string, { key: QuotaKey; amount: number }>;
+  /** Per key and slot. */
+  returns: Map<string, LeaseReturn>;
   sent: Promise<void>;
   done(err?: unknown): void;
   timer: NodeJS.Timeout;
@@ -88,6 +97,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** A send of what waits is queued for after this turn's I/O callbacks. */
   #sendQueued = false;
   readonly #timeoutMs: number;
+  readonly #leases = new Leases();
+  /** Ends the leases due (their unspent units go back) and forgets unused ones. */
+  #leaseTimer: NodeJS.Timeout | undefined;
+  #leaseTimerAt = Number.POSITIVE_INFINITY;
 
   constructor(url: string, timeoutMs: number, log: Logger) {
     const { Redis: RedisClient }: typeof import('ioredis') = load('ioredis');
@@ -112,6 +125,8 @@ export class RedisQuotaStore implements QuotaStore {
         'the quota store is unreachable; quotas.onStoreError applies until it returns',
       );
     });
+    // What this edge held may be gone with the connection (a restarted Redis holds nothing): spend none of it.
+    this.#redis.on('close', () => this.#leases.dropAll());
     this.#redis.on('ready', () => {
       this.#firstReady = undefined;
       if (this.#down) log.info({ store: 'redis' }, 'the quota store is reachable again');
@@ -119,20 +134,94 @@ export class RedisQuotaStore implements QuotaStore {
     });
   }
 
-  take(charges: readonly QuotaCharge[], force: boolean): Promise<TakeResult> {
+  take(charges: readonly QuotaCharge[], force: boolean): TakeResult | Promise<TakeResult> {
+    const used = this.#leases.serve(charges, performance.now());
+    if (used !== undefined) return { refused: -1, used, retryAfterSeconds: 1 };
+    // Redis decides: it sees this edge's units of these keys free again, and may lease some anew.
+    const returns = this.#leases.release(charges);
+    if (returns.length > 0) this.#giveBack(returns, false);
+    return this.#enqueue(
+      charges,
+      force,
+      charges.map((charge) => this.#leases.want(charge)),
+    );
+  }
+
+  #enqueue(charges: readonly QuotaCharge[], force: boolean, wants: readonly number[]): Promise<TakeResult> {
     const batch = this.#batch ?? this.#newBatch();
-    return new Promise((resolve, reject) => batch.takes.push({ charges, force, resolve, reject }));
+    return new Promise((resolve, reject) => batch.takes.push({ charges, force, wants, resolve, reject }));
   }
 
   add(keys: readonly QuotaKey[], amount: number): Promise<void> | undefined {
     if (amount <= 0 || keys.length === 0) return undefined;
-    const adds = this.#adds ?? this.#newAdds();
+    const now = performance.now();
+    let adds: PendingAdds | undefined;
     for (const key of keys) {
+      const rest = this.#leases.draw(key, amount, now);
+      if (rest <= 0) continue;
+      adds ??= this.#adds ?? this.#newAdds();
       const pending = adds.amounts.get(key.id);
-      if (pending !== undefined) pending.amount += amount;
-      else adds.amounts.set(key.id, { key, amount });
+      if (pending !== undefined) pending.amount += rest;
+      else adds.amounts.set(key.id, { key, amount: rest });
     }
-    return adds.sent;
+    return adds?.sent;
+  }
+
+  /** Queues units to give back; `due`: they go with the next call even when no take does. */
+  #giveBack(returns: readonly LeaseReturn[], due: boolean): void {
+    const adds = this.#adds ?? this.#newAdds();
+    for (const given of returns) {
+      const id = `${given.key.id}@${given.slot}`;
+      const pending = adds.returns.get(id);
+      if (pending !== undefined) pending.amount += given.amount;
+      else adds.returns.set(id, { ...given });
+    }
+    if (due && !adds.due) {
+      adds.due = true;
+      this.#sendSoon();
+    }
+  }
+
+  /** Records what Redis leased with a take, and keeps one timer on the next lease to end. */
+  #granted(take: PendingTake, reply: readonly number[], at: number, sentAt: number): number[] {
+    const used: number[] = [];
+    for (let i = 0; i < take.charges.length; i++) {
+      const charge = take.charges[i] as QuotaCharge;
+      const [counted = 0, granted = 0, slot = 0, slotLeftMs = 0] = reply.slice(at + 4 * i, at + 4 * i + 4);
+      if (granted > 0) {
+        // Redis ran the script after it was sent: its slot ends no sooner than this, on the local clock.
+        const endsAt = sentAt + Math.min(slotLeftMs, this.#timeoutMs);
+        const given = this.#leases.grant({
+          key: charge.key,
+          limit: charge.limit,
+          granted,
+          counted,
+          slot,
+          endsAt,
+        });
+        if (given !== undefined) this.#giveBack([given], true);
+        this.#leaseTimerFor(endsAt);
+      }
+      // Redis' count holds what this edge has leased and not spent: the use is the rest.
+      used.push(counted - this.#leases.held(charge.key));
+    }
+    return used;
+  }
+
+  #leaseTimerFor(at: number | undefined): void {
+    if (at === undefined || at >= this.#leaseTimerAt) return;
+    clearTimeout(this.#leaseTimer);
+    this.#leaseTimerAt = at;
+    this.#leaseTimer = setTimeout(() => this.#leasesDue(), Math.max(0, at - performance.now()));
+    this.#leaseTimer.unref();
+  }
+
+  #leasesDue(): void {
+    this.#leaseTimer = undefined;
+    this.#leaseTimerAt = Number.POSITIVE_INFINITY;
+    const returns = this.#leases.expire(performance.now());
+    if (returns.length > 0) this.#giveBack(returns, true);
+    this.#leaseTimerFor(this.#leases.nextEnd());
   }
 
   #newAdds(): PendingAdds {
@@ -144,7 +233,7 @@ export class RedisQuotaStore implements QuotaStore {
     sent.catch(() => {});
     const timer = setTimeout(() => this.#addsDue(), ADD_DELAY_MS);
     timer.unref();
-    const adds: PendingAdds = { amounts: new Map(), sent, done, timer, due: false };
+    const adds: PendingAdds = { amounts: new Map(), returns: new Map(), sent, done, timer, due: false };
     this.#adds = adds;
     return adds;
   }
@@ -204,26 +293,42 @@ export class RedisQuotaStore implements QuotaStore {
     });
   }
 
-  /** One script call: the answers' bytes waiting (first, so these takes see them), then the takes in order. */
+  /**
+   * One script call: the units given back and the answers' bytes waiting (first, so these takes see them), then
+   * the takes in order.
+   */
   async #send(batch: Batch | undefined, adds: PendingAdds | undefined): Promise<void> {
     const takes = batch === undefined || batch.expired ? [] : batch.takes;
     if (takes.length === 0 && adds === undefined) return;
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    if (adds !== undefined) {
+    if (adds !== undefined && adds.returns.size > 0) {
+      args.push('r', adds.returns.size);
+      for (const { key, slot, amount } of adds.returns.values()) {
+        keys.push(KEY_PREFIX + key.id);
+        args.push(amount, slot);
+      }
+    }
+    if (adds !== undefined && adds.amounts.size > 0) {
       args.push('a', adds.amounts.size);
       for (const { key, amount } of adds.amounts.values()) {
         keys.push(KEY_PREFIX + key.id);
         args.push(amount, key.rule.windowMs);
       }
     }
-    for (const { charges, force } of takes) {
+    for (const { charges, force, wants } of takes) {
       args.push('t', charges.length, force ? '1' : '0');
-      for (const { key, limit, cost } of charges) {
+      for (let i = 0; i < charges.length; i++) {
+        const { key, limit, cost } = charges[i] as QuotaCharge;
         keys.push(KEY_PREFIX + key.id);
-        args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0');
+        args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0', wants[i] ?? 0);
       }
     }
+    if (keys.length === 0) {
+      adds?.done();
+      return;
+    }
+    const sentAt = performance.now();
     let reply: number[];
     try {
       reply = await this.#call(() => this.#commands.mcpEdgeQuotaBatch(keys.length, ...keys, ...args));
@@ -239,23 +344,28 @@ export class RedisQuotaStore implements QuotaStore {
     for (const take of takes) {
       const refused = reply[at] ?? 0;
       const retryMs = reply[at + 1] ?? 0;
-      const used = reply.slice(at + 2, at + 2 + take.charges.length);
-      at += 2 + take.charges.length;
+      const used = this.#granted(take, reply, at + 2, sentAt);
+      at += 2 + 4 * take.charges.length;
       take.resolve({ refused: refused - 1, used, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) });
     }
   }
 
   async use(keys: readonly QuotaKey[]): Promise<number[]> {
-    const result = await this.take(
-      keys.map((key) => ({ key, limit: Number.MAX_SAFE_INTEGER, cost: 0 })),
+    const charges = keys.map((key) => ({ key, limit: Number.MAX_SAFE_INTEGER, cost: 0 }));
+    const result = await this.#enqueue(
+      charges,
       false,
+      charges.map(() => 0),
     );
     return result.used;
   }
 
   async close(): Promise<void> {
-    // Answers' bytes still waiting go first, when Redis is there to take them.
+    // Answers' bytes and unspent leases still waiting go first, when Redis is there to take them.
     await this.#inFlight;
+    clearTimeout(this.#leaseTimer);
+    const returns = this.#leases.releaseAll();
+    if (returns.length > 0) this.#giveBack(returns, false);
     const adds = this.#adds;
     this.#adds = undefined;
     if (adds !== undefined) {

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { formatQuotaExplanation } from '../../src/quotas/explain.js';
+import { LEASE_SHARE } from '../../src/quotas/leases.js';
 import { KEY_PREFIX, RedisQuotaStore } from '../../src/quotas/redis-store.js';
 import { answerKeys, chargesOf, quotaRulesOf } from '../../src/quotas/rules.js';
 import { QuotaStoreError, type TakeResult } from '../../src/quotas/store.js';
@@ -137,9 +138,11 @@ describe('three edges sharing one Redis', () => {
     const a = track(await connectV1Client(one.url));
     await a.client.callTool({ name: 'sized', arguments: { bytes: 15_000 } });
     await a.client.callTool({ name: 'sized', arguments: { bytes: 15_000 } });
-    // An answer's bytes reach Redis with the edge's next call, or within a few ms on their own: wait for them.
+    // An answer's bytes reach Redis with the edge's next call, or within a few ms on their own: wait for both.
     const key = 'mcp-edge:quota:{default}:sized-bytes:responseBytes:2000:sized';
-    for (let i = 0; i < 100 && !(await redis.command('EXISTS', key)).startsWith(':1'); i++) await sleep(10);
+    const charged = async () => Number(/\r\n(\d+)\r\n/.exec(await redis.command('HGET', key, 'u'))?.[1] ?? 0);
+    for (let i = 0; i < 100 && (await charged()) < 30_000; i++) await sleep(10);
+    expect(await charged()).toBeGreaterThanOrEqual(30_000);
     const b = track(await connectV1Client(two.url));
     const err = await rejectionOf(b.client.callTool({ name: 'sized', arguments: { bytes: 10 } }));
     expect(err).toBeInstanceOf(StreamableHTTPError);
@@ -345,12 +348,15 @@ describe("a rule's key in Redis", () => {
   });
 });
 
-/** A store of its own on `redis`, with one rule of `requests` per tenant, and the charges of one request. */
-function storeWithOneRule(redisUrl: string, storeTimeoutMs: number) {
+/**
+ * A store of its own on `redis`, with one rule of `requests` per tenant, and the charges of one request. The
+ * default budget is too small to lease (1/LEASE_SHARE of what is left is under one request): every take is a call.
+ */
+function storeWithOneRule(redisUrl: string, storeTimeoutMs: number, requests = LEASE_SHARE) {
   const { config } = parseConfigText(
     testEdgeYaml(
       'http://127.0.0.1:1/mcp',
-      quotasYaml(redisUrl, '    - { name: calls, window: 1m, requests: 1000 }\n'),
+      quotasYaml(redisUrl, `    - { name: calls, window: 1m, requests: ${requests} }\n`),
     ),
     'calls.yaml',
     {},
@@ -378,10 +384,10 @@ describe("the Redis store's calls", () => {
       // Redis holds every command for 1.5 s: the first take's call stays out while five more arrive, each in
       // an event-loop turn of its own.
       await redis.command('CLIENT', 'PAUSE', '1500');
-      const takes: Promise<TakeResult>[] = [store.take(charges(), false)];
+      const takes: Promise<TakeResult>[] = [Promise.resolve(store.take(charges(), false))];
       for (let i = 0; i < 5; i++) {
         await sleep(20);
-        takes.push(store.take(charges(), false));
+        takes.push(Promise.resolve(store.take(charges(), false)));
       }
       const results = await Promise.all(takes);
       expect(results.map((result) => result.refused)).toEqual([-1, -1, -1, -1, -1, -1]);
@@ -400,9 +406,9 @@ describe("the Redis store's calls", () => {
       expect((await store.take(charges(), false)).refused).toBe(-1);
       const sleeping = redis.command('DEBUG', 'SLEEP', '3').catch(() => '');
       await sleep(50);
-      const settled = (take: Promise<TakeResult>) => {
+      const settled = (take: TakeResult | Promise<TakeResult>) => {
         const started = performance.now();
-        return take.then(
+        return Promise.resolve(take).then(
           () => ({ error: undefined, ms: performance.now() - started }),
           (error: unknown) => ({ error, ms: performance.now() - started }),
         );
@@ -419,6 +425,84 @@ describe("the Redis store's calls", () => {
       await sleeping;
       // Redis is back: the next take is answered.
       expect((await store.take(charges(), false)).refused).toBe(-1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** Redis' count for the one key of storeWithOneRule's rule (the leased units included). */
+async function countedOf(redis: { command(...args: string[]): Promise<string> }): Promise<number> {
+  const reply = await redis.command('HGET', `${KEY_PREFIX}{acme}:calls:requests:60000`, 'u');
+  return Number(/\r\n(-?\d+)\r\n/.exec(reply)?.[1] ?? 0);
+}
+
+describe("the Redis store's leases", () => {
+  it('answer the takes after a roomy one with no call, count them as charged, and give back what is unspent when the lease ends', async () => {
+    const redis = track(await startRedis());
+    const storeTimeoutMs = 300;
+    const { store, charges } = storeWithOneRule(redis.url, storeTimeoutMs, 1000);
+    try {
+      // The first take is a call; Redis charges it and leases 8 more units to this edge.
+      expect((await store.take(charges(), false)).used).toEqual([1]);
+      expect(await countedOf(redis)).toBe(9);
+      await redis.command('CONFIG', 'RESETSTAT');
+      // The next eight are answered at once, from the lease: no promise, no call.
+      const local: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const taken = store.take(charges(), false);
+        expect(taken).not.toBeInstanceOf(Promise);
+        local.push(...(taken as TakeResult).used);
+      }
+      expect(local).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(await scriptCalls(redis)).toBe(0);
+      // The lease is spent: the tenth is a call, and asks for twice what the lease spent.
+      const tenth = store.take(charges(), false);
+      expect(tenth).toBeInstanceOf(Promise);
+      expect((await tenth).used).toEqual([10]);
+      expect(await countedOf(redis)).toBe(10 + 16);
+      // storeTimeout later the lease has ended, and its 16 units are Redis' to give again.
+      const until = performance.now() + 4 * storeTimeoutMs;
+      while (performance.now() < until && (await countedOf(redis)) !== 10) await sleep(20);
+      expect(await countedOf(redis)).toBe(10);
+      expect(await scriptCalls(redis)).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('are given back before a take they cannot cover goes to Redis, so it is not refused while this edge holds budget', async () => {
+    const redis = track(await startRedis());
+    const { store, charges } = storeWithOneRule(redis.url, 2000, 200);
+    try {
+      expect((await store.take(charges(), false)).used).toEqual([1]);
+      expect(await countedOf(redis)).toBe(9);
+      // 192 requests at once (a batch): more than the 8 leased. Held back, the lease would leave 191 of 200.
+      const batch = charges().map((charge) => ({ ...charge, cost: 192 }));
+      const result = await store.take(batch, false);
+      expect(result.refused).toBe(-1);
+      expect(result.used).toEqual([193]);
+      // Nothing left to lease: 7 of 200 remain, under one request in LEASE_SHARE.
+      expect(await countedOf(redis)).toBe(193);
+      // Refused once the budget is used, with the store's count.
+      expect((await store.take(batch, false)).refused).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('are not spent once the connection to Redis is lost', async () => {
+    const redis = track(await startRedis());
+    const { store, charges } = storeWithOneRule(redis.url, 5000, 1000);
+    try {
+      expect((await store.take(charges(), false)).refused).toBe(-1);
+      expect(store.take(charges(), false)).not.toBeInstanceOf(Promise);
+      await redis.kill();
+      await sleep(50);
+      // Redis is gone, and with it what this edge held: the take is the store's error, not an admission.
+      const taken = store.take(charges(), false);
+      expect(taken).toBeInstanceOf(Promise);
+      await expect(taken).rejects.toBeInstanceOf(QuotaStoreError);
     } finally {
       await store.close();
     }
