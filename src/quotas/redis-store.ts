@@ -28,11 +28,11 @@ interface QuotaCommands {
   mcpEdgeQuotaBatch(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
 }
 
-/** One take: its charges, the units it asks to lease per charge, and where its answer goes. */
+/** One take: its charges, whether it may ask for a lease, and where its answer goes. */
 interface PendingTake {
   charges: readonly QuotaCharge[];
   force: boolean;
-  wants: readonly number[];
+  lease: boolean;
   resolve(result: TakeResult): void;
   reject(err: unknown): void;
 }
@@ -137,19 +137,13 @@ export class RedisQuotaStore implements QuotaStore {
   take(charges: readonly QuotaCharge[], force: boolean): TakeResult | Promise<TakeResult> {
     const used = this.#leases.serve(charges, performance.now());
     if (used !== undefined) return { refused: -1, used, retryAfterSeconds: 1 };
-    // Redis decides: it sees this edge's units of these keys free again, and may lease some anew.
-    const returns = this.#leases.release(charges);
-    if (returns.length > 0) this.#giveBack(returns, false);
-    return this.#enqueue(
-      charges,
-      force,
-      charges.map((charge) => this.#leases.want(charge)),
-    );
+    return this.#enqueue(charges, force, true);
   }
 
-  #enqueue(charges: readonly QuotaCharge[], force: boolean, wants: readonly number[]): Promise<TakeResult> {
+  /** A take for Redis to decide; `lease`: it may ask for a lease of its keys. */
+  #enqueue(charges: readonly QuotaCharge[], force: boolean, lease: boolean): Promise<TakeResult> {
     const batch = this.#batch ?? this.#newBatch();
-    return new Promise((resolve, reject) => batch.takes.push({ charges, force, wants, resolve, reject }));
+    return new Promise((resolve, reject) => batch.takes.push({ charges, force, lease, resolve, reject }));
   }
 
   add(keys: readonly QuotaKey[], amount: number): Promise<void> | undefined {
@@ -180,6 +174,25 @@ export class RedisQuotaStore implements QuotaStore {
       adds.due = true;
       this.#sendSoon();
     }
+  }
+
+  /**
+   * The units each charge of `takes` asks to lease, in order: only a key's last take in the call asks, so that
+   * the takes before it are decided with none of its budget held here.
+   */
+  #wantsOf(takes: readonly PendingTake[]): number[] {
+    const wants: number[] = [];
+    const asked = new Set<string>();
+    for (let t = takes.length - 1; t >= 0; t--) {
+      const { charges, lease } = takes[t] as PendingTake;
+      for (let i = charges.length - 1; i >= 0; i--) {
+        const charge = charges[i] as QuotaCharge;
+        const last = lease && !asked.has(charge.key.id);
+        asked.add(charge.key.id);
+        wants.push(last ? this.#leases.want(charge) : 0);
+      }
+    }
+    return wants.reverse();
   }
 
   /** Records what Redis leased with a take, and keeps one timer on the next lease to end. */
@@ -302,9 +315,15 @@ export class RedisQuotaStore implements QuotaStore {
     if (takes.length === 0 && adds === undefined) return;
     const keys: string[] = [];
     const args: (string | number)[] = [];
-    if (adds !== undefined && adds.returns.size > 0) {
-      args.push('r', adds.returns.size);
-      for (const { key, slot, amount } of adds.returns.values()) {
+    // Redis decides these takes with none of their keys' units held here: what this edge holds of them goes
+    // back first, so a take is never refused for budget this edge holds.
+    const returns = [
+      ...(adds?.returns.values() ?? []),
+      ...takes.flatMap((take) => this.#leases.release(take.charges)),
+    ];
+    if (returns.length > 0) {
+      args.push('r', returns.length);
+      for (const { key, slot, amount } of returns) {
         keys.push(KEY_PREFIX + key.id);
         args.push(amount, slot);
       }
@@ -316,12 +335,20 @@ export class RedisQuotaStore implements QuotaStore {
         args.push(amount, key.rule.windowMs);
       }
     }
-    for (const { charges, force, wants } of takes) {
+    const wants = this.#wantsOf(takes);
+    let charged = 0;
+    for (const { charges, force } of takes) {
       args.push('t', charges.length, force ? '1' : '0');
-      for (let i = 0; i < charges.length; i++) {
-        const { key, limit, cost } = charges[i] as QuotaCharge;
+      for (const charge of charges) {
+        const { key, limit, cost } = charge;
         keys.push(KEY_PREFIX + key.id);
-        args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0', wants[i] ?? 0);
+        args.push(
+          key.rule.windowMs,
+          limit,
+          cost,
+          key.measure === 'requests' ? '1' : '0',
+          wants[charged++] ?? 0,
+        );
       }
     }
     if (keys.length === 0) {
@@ -352,11 +379,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async use(keys: readonly QuotaKey[]): Promise<number[]> {
     const charges = keys.map((key) => ({ key, limit: Number.MAX_SAFE_INTEGER, cost: 0 }));
-    const result = await this.#enqueue(
-      charges,
-      false,
-      charges.map(() => 0),
-    );
+    const result = await this.#enqueue(charges, false, false);
     return result.used;
   }
 

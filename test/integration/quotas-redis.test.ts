@@ -491,6 +491,33 @@ describe("the Redis store's leases", () => {
     }
   });
 
+  it('are given back before Redis decides a take that waited while they were granted', async () => {
+    const redis = track(await startRedis());
+    const other = storeWithOneRule(redis.url, 5000, 200);
+    const { store, charges } = storeWithOneRule(redis.url, 5000, 200);
+    const batchOf = (cost: number) => charges().map((charge) => ({ ...charge, cost }));
+    try {
+      // Another replica used 150 of 200, and holds none of it.
+      expect((await other.store.take(batchOf(150), false)).used).toEqual([150]);
+      await other.store.close();
+      expect(await countedOf(redis)).toBe(150);
+      // This edge's first take is out while Redis is paused; a batch of 47 waits for the next call meanwhile.
+      await redis.command('CLIENT', 'PAUSE', '500');
+      const first = store.take(charges(), false);
+      await sleep(50);
+      const waited = store.take(batchOf(47), false);
+      // The first was admitted with a lease of 3 (1/16 of the 49 left). 151 + 47 fit in 200: the batch is
+      // admitted, which it would not be with those 3 units still held here.
+      expect((await first).used).toEqual([151]);
+      const result = await waited;
+      expect(result.refused).toBe(-1);
+      expect(result.used).toEqual([198]);
+      expect(await countedOf(redis)).toBe(198);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('are not spent once the connection to Redis is lost', async () => {
     const redis = track(await startRedis());
     const { store, charges } = storeWithOneRule(redis.url, 5000, 1000);
