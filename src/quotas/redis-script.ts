@@ -4,9 +4,14 @@
 // slots held, and `o`, the oldest slot held; a check reads those two, and walks the slots only when the
 // oldest has stopped counting (once per slot at most) or to say when a refused key has room. The key
 // expires when its newest slot stops counting. One call carries every operation of one edge that waited for
-// it (redis-store.ts: one call out at a time), in order.
-import { LEASE_SHARE } from './leases.js';
+// it (redis-store.ts: one call out at a time), in order: scriptCallOf writes its keys and arguments, and
+// takeRepliesOf reads what it answers.
+import { LEASE_SHARE, type LeaseReturn } from './leases.js';
+import type { QuotaCharge, QuotaKey } from './rules.js';
 import { SLOTS } from './window.js';
+
+/** Every key this edge writes starts so: one namespace beside anything else the Redis holds. */
+export const KEY_PREFIX = 'mcp-edge:quota:';
 
 /**
  * KEYS: every operation's keys, in order. ARGV: the operations, each
@@ -186,3 +191,77 @@ while a <= #ARGV do
 end
 return reply
 `;
+
+/** A take as the script is asked it: its charges, observe mode, and the units each charge asks to lease. */
+export interface ScriptTake {
+  charges: readonly QuotaCharge[];
+  force: boolean;
+  wants: readonly number[];
+}
+
+/** One call's KEYS and ARGV: the units given back, then the answers' bytes, then the takes, in order. */
+export function scriptCallOf(
+  returns: readonly LeaseReturn[],
+  adds: Iterable<{ key: QuotaKey; amount: number }>,
+  takes: readonly ScriptTake[],
+): { keys: string[]; args: (string | number)[] } {
+  const keys: string[] = [];
+  const args: (string | number)[] = [];
+  if (returns.length > 0) {
+    args.push('r', returns.length);
+    for (const { key, slot, amount } of returns) {
+      keys.push(KEY_PREFIX + key.id);
+      args.push(amount, slot);
+    }
+  }
+  const added = [...adds];
+  if (added.length > 0) {
+    args.push('a', added.length);
+    for (const { key, amount } of added) {
+      keys.push(KEY_PREFIX + key.id);
+      args.push(amount, key.rule.windowMs);
+    }
+  }
+  for (const { charges, force, wants } of takes) {
+    args.push('t', charges.length, force ? '1' : '0');
+    charges.forEach(({ key, limit, cost }, i) => {
+      keys.push(KEY_PREFIX + key.id);
+      args.push(key.rule.windowMs, limit, cost, key.measure === 'requests' ? '1' : '0', wants[i] ?? 0);
+    });
+  }
+  return { keys, args };
+}
+
+/** What the script answered for one key of a take. */
+export interface KeyReply {
+  /** The store's count after the take, the units leased included. */
+  counted: number;
+  leased: number;
+  slot: number;
+  /** Ms until that slot ends, on Redis' clock. */
+  slotLeftMs: number;
+}
+
+/** What the script answered for one take. */
+export interface TakeReply {
+  /** Index of the first key without room, or -1. */
+  refused: number;
+  retryMs: number;
+  keys: KeyReply[];
+}
+
+/** The script's reply, read per take (`takes` as sent). */
+export function takeRepliesOf(reply: readonly number[], takes: readonly ScriptTake[]): TakeReply[] {
+  let at = 0;
+  return takes.map(({ charges }) => {
+    const refused = (reply[at] ?? 0) - 1;
+    const retryMs = reply[at + 1] ?? 0;
+    at += 2;
+    const keys = charges.map(() => {
+      const [counted = 0, leased = 0, slot = 0, slotLeftMs = 0] = reply.slice(at, at + 4);
+      at += 4;
+      return { counted, leased, slot, slotLeftMs };
+    });
+    return { refused, retryMs, keys };
+  });
+}

@@ -11,12 +11,15 @@ import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type LeaseReturn, Leases } from './leases.js';
-import { BATCH_SCRIPT } from './redis-script.js';
+import {
+  BATCH_SCRIPT,
+  type ScriptTake,
+  scriptCallOf,
+  type TakeReply,
+  takeRepliesOf,
+} from './redis-script.js';
 import type { QuotaCharge, QuotaKey } from './rules.js';
 import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
-
-/** Every key this edge writes starts so: one namespace beside anything else the Redis holds. */
-export const KEY_PREFIX = 'mcp-edge:quota:';
 
 /** The longest wait between two reconnection attempts. */
 const MAX_RECONNECT_DELAY_MS = 2000;
@@ -177,37 +180,32 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * The units each charge of `takes` asks to lease, in order: only a key's last take in the call asks, so that
-   * the takes before it are decided with none of its budget held here.
+   * The takes as the script is asked them: only a key's last take in the call asks for a lease, so that the
+   * takes before it are decided with none of its budget held here.
    */
-  #wantsOf(takes: readonly PendingTake[]): number[] {
-    const wants: number[] = [];
-    const asked = new Set<string>();
-    for (let t = takes.length - 1; t >= 0; t--) {
-      const { charges, lease } = takes[t] as PendingTake;
-      for (let i = charges.length - 1; i >= 0; i--) {
-        const charge = charges[i] as QuotaCharge;
-        const last = lease && !asked.has(charge.key.id);
-        asked.add(charge.key.id);
-        wants.push(last ? this.#leases.want(charge) : 0);
-      }
-    }
-    return wants.reverse();
+  #scriptTakesOf(takes: readonly PendingTake[]): ScriptTake[] {
+    const lastTake = new Map<string, PendingTake>();
+    for (const take of takes) for (const { key } of take.charges) lastTake.set(key.id, take);
+    return takes.map((take) => ({
+      charges: take.charges,
+      force: take.force,
+      wants: take.charges.map((charge) =>
+        take.lease && lastTake.get(charge.key.id) === take ? this.#leases.want(charge) : 0,
+      ),
+    }));
   }
 
-  /** Records what Redis leased with a take, and keeps one timer on the next lease to end. */
-  #granted(take: PendingTake, reply: readonly number[], at: number, sentAt: number): number[] {
-    const used: number[] = [];
-    for (let i = 0; i < take.charges.length; i++) {
-      const charge = take.charges[i] as QuotaCharge;
-      const [counted = 0, granted = 0, slot = 0, slotLeftMs = 0] = reply.slice(at + 4 * i, at + 4 * i + 4);
-      if (granted > 0) {
+  /** Records what Redis leased with a take (one timer waits for the next lease to end); returns each key's use. */
+  #granted(take: PendingTake, reply: TakeReply, sentAt: number): number[] {
+    return take.charges.map((charge, i) => {
+      const { counted, leased, slot, slotLeftMs } = reply.keys[i] as TakeReply['keys'][number];
+      if (leased > 0) {
         // Redis ran the script after it was sent: its slot ends no sooner than this, on the local clock.
         const endsAt = sentAt + Math.min(slotLeftMs, this.#timeoutMs);
         const given = this.#leases.grant({
           key: charge.key,
           limit: charge.limit,
-          granted,
+          granted: leased,
           counted,
           slot,
           endsAt,
@@ -216,9 +214,8 @@ export class RedisQuotaStore implements QuotaStore {
         this.#leaseTimerFor(endsAt);
       }
       // Redis' count holds what this edge has leased and not spent: the use is the rest.
-      used.push(counted - this.#leases.held(charge.key));
-    }
-    return used;
+      return counted - this.#leases.held(charge.key);
+    });
   }
 
   #leaseTimerFor(at: number | undefined): void {
@@ -313,44 +310,14 @@ export class RedisQuotaStore implements QuotaStore {
   async #send(batch: Batch | undefined, adds: PendingAdds | undefined): Promise<void> {
     const takes = batch === undefined || batch.expired ? [] : batch.takes;
     if (takes.length === 0 && adds === undefined) return;
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
     // Redis decides these takes with none of their keys' units held here: what this edge holds of them goes
     // back first, so a take is never refused for budget this edge holds.
     const returns = [
       ...(adds?.returns.values() ?? []),
       ...takes.flatMap((take) => this.#leases.release(take.charges)),
     ];
-    if (returns.length > 0) {
-      args.push('r', returns.length);
-      for (const { key, slot, amount } of returns) {
-        keys.push(KEY_PREFIX + key.id);
-        args.push(amount, slot);
-      }
-    }
-    if (adds !== undefined && adds.amounts.size > 0) {
-      args.push('a', adds.amounts.size);
-      for (const { key, amount } of adds.amounts.values()) {
-        keys.push(KEY_PREFIX + key.id);
-        args.push(amount, key.rule.windowMs);
-      }
-    }
-    const wants = this.#wantsOf(takes);
-    let charged = 0;
-    for (const { charges, force } of takes) {
-      args.push('t', charges.length, force ? '1' : '0');
-      for (const charge of charges) {
-        const { key, limit, cost } = charge;
-        keys.push(KEY_PREFIX + key.id);
-        args.push(
-          key.rule.windowMs,
-          limit,
-          cost,
-          key.measure === 'requests' ? '1' : '0',
-          wants[charged++] ?? 0,
-        );
-      }
-    }
+    const scriptTakes = this.#scriptTakesOf(takes);
+    const { keys, args } = scriptCallOf(returns, adds?.amounts.values() ?? [], scriptTakes);
     if (keys.length === 0) {
       adds?.done();
       return;
@@ -367,14 +334,15 @@ export class RedisQuotaStore implements QuotaStore {
     }
     if (batch !== undefined) clearTimeout(batch.deadline);
     adds?.done();
-    let at = 0;
-    for (const take of takes) {
-      const refused = reply[at] ?? 0;
-      const retryMs = reply[at + 1] ?? 0;
-      const used = this.#granted(take, reply, at + 2, sentAt);
-      at += 2 + 4 * take.charges.length;
-      take.resolve({ refused: refused - 1, used, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) });
-    }
+    takeRepliesOf(reply, scriptTakes).forEach((answer, i) => {
+      const take = takes[i] as PendingTake;
+      const used = this.#granted(take, answer, sentAt);
+      take.resolve({
+        refused: answer.refused,
+        used,
+        retryAfterSeconds: Math.max(1, Math.ceil(answer.retryMs / 1000)),
+      });
+    });
   }
 
   async use(keys: readonly QuotaKey[]): Promise<number[]> {

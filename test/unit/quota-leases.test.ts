@@ -1,8 +1,10 @@
 // The budget a Redis store holds for its edge (leases.ts), without a socket: what is spent locally, what a
-// take asks Redis to lease, what goes back and when, under a clock the test drives.
+// take asks Redis to lease, what goes back and when, under a clock the test drives; and the script's call as
+// the store writes it and reads its reply (redis-script.ts).
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { Leases } from '../../src/quotas/leases.js';
+import { KEY_PREFIX, scriptCallOf, takeRepliesOf } from '../../src/quotas/redis-script.js';
 import { chargesOf, type QuotaCharge, quotaRulesOf } from '../../src/quotas/rules.js';
 
 const { config } = parseConfigText(
@@ -118,5 +120,46 @@ describe('leases', () => {
     leases.dropAll();
     expect(leases.serve([requests], 1)).toBeUndefined();
     expect(leases.releaseAll()).toEqual([]);
+  });
+});
+
+describe("the Redis script's call", () => {
+  it('carries the units given back, then the answers, then the takes with what each asks to lease', () => {
+    const { keys, args } = scriptCallOf(
+      [{ key: requests.key, slot: 7, amount: 3 }],
+      [{ key: answers.key, amount: 1200 }],
+      [{ charges: charges(2), force: false, wants: [16, 0] }],
+    );
+    const [r, a] = [`${KEY_PREFIX}${requests.key.id}`, `${KEY_PREFIX}${answers.key.id}`];
+    expect(keys).toEqual([r, a, r, a]);
+    expect(args).toEqual([
+      ...['r', 1, 3, 7],
+      ...['a', 1, 1200, 60_000],
+      ...['t', 2, '0', 60_000, 1000, 2, '1', 16, 60_000, 1024 * 1024, 0, '0', 0],
+    ]);
+  });
+
+  it('reads each take of a reply: the refused key, the retry and each key as counted and leased', () => {
+    const take = { charges: charges(), force: false, wants: [8, 0] };
+    // Per take: refused (1-based, 0: none), retry ms, then per key counted, leased, slot, ms left in it.
+    const reply = [0, 0, 10, 8, 7, 120, 0, 0, 7, 120, 1, 3000, 600, 0, 7, 90, 50, 0, 7, 90];
+    expect(takeRepliesOf(reply, [take, take])).toEqual([
+      {
+        refused: -1,
+        retryMs: 0,
+        keys: [
+          { counted: 10, leased: 8, slot: 7, slotLeftMs: 120 },
+          { counted: 0, leased: 0, slot: 7, slotLeftMs: 120 },
+        ],
+      },
+      {
+        refused: 0,
+        retryMs: 3000,
+        keys: [
+          { counted: 600, leased: 0, slot: 7, slotLeftMs: 90 },
+          { counted: 50, leased: 0, slot: 7, slotLeftMs: 90 },
+        ],
+      },
+    ]);
   });
 });
