@@ -128,8 +128,12 @@ export class RedisQuotaStore implements QuotaStore {
         'the quota store is unreachable; quotas.onStoreError applies until it returns',
       );
     });
-    // What this edge held may be gone with the connection (a restarted Redis holds nothing): spend none of it.
-    this.#redis.on('close', () => this.#leases.dropAll());
+    // What this edge held may be gone with the connection (a restarted Redis holds nothing): spend none of it,
+    // and give none back, where a restarted Redis would take it from other replicas' charges.
+    this.#redis.on('close', () => {
+      this.#leases.dropAll();
+      this.#adds?.returns.clear();
+    });
     this.#redis.on('ready', () => {
       this.#firstReady = undefined;
       if (this.#down) log.info({ store: 'redis' }, 'the quota store is reachable again');
