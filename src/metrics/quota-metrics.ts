@@ -35,9 +35,10 @@ interface SeenUse {
  * The last-seen use per rule and tenant, by gauge: set per exchange here and handed to the gauge when the
  * registry is read (prom-client's set hashes its labels on every call; this runs for every exchange).
  */
-const lastSeenByGauge = new WeakMap<object, Map<string, SeenUse>>();
+const lastSeenByGauge = new WeakMap<object, Map<string, Map<string, SeenUse>>>();
 
-function lastSeenOf(gauge: object): Map<string, SeenUse> {
+/** The gauge's last-seen use, by rule and then tenant (no key string is built per exchange). */
+function lastSeenOf(gauge: object): Map<string, Map<string, SeenUse>> {
   let seen = lastSeenByGauge.get(gauge);
   if (seen === undefined) {
     seen = new Map();
@@ -78,8 +79,9 @@ export function quotaMetricsOf(registry: Registry): QuotaMetrics {
         labelNames: ['rule', 'tenant'] as const,
         registers,
         collect() {
-          for (const seen of lastSeenOf(this).values())
-            this.set({ rule: seen.rule, tenant: seen.tenant }, seen.ratio);
+          for (const byTenant of lastSeenOf(this).values())
+            for (const seen of byTenant.values())
+              this.set({ rule: seen.rule, tenant: seen.tenant }, seen.ratio);
         },
       }),
   );
@@ -110,10 +112,14 @@ export function quotaMetricsOf(registry: Registry): QuotaMetrics {
   return {
     exceeded: (rule, tenant, action) => exceeded.inc({ rule, tenant, action }),
     usedRatio: (rule, tenant, ratio) => {
-      const key = `${rule}\u0000${tenant}`;
-      const seen = lastSeen.get(key);
+      let byTenant = lastSeen.get(rule);
+      if (byTenant === undefined) {
+        byTenant = new Map();
+        lastSeen.set(rule, byTenant);
+      }
+      const seen = byTenant.get(tenant);
       if (seen !== undefined) seen.ratio = ratio;
-      else lastSeen.set(key, { rule, tenant, ratio });
+      else byTenant.set(tenant, { rule, tenant, ratio });
     },
     storeError: (store, error) => storeErrors.inc({ store, error }),
     storeRoundTrip: (store, seconds) => storeDuration.observe({ store }, seconds),

@@ -77,10 +77,9 @@ export class MemoryQuotaStore implements QuotaStore {
       }
     }
     if (refused === -1 || force) {
-      this.#makeRoom(
-        charges.filter((charge) => charge.cost > 0).map((charge) => charge.key.id),
-        now,
-      );
+      let fresh = 0;
+      for (const charge of charges) if (charge.cost > 0 && !this.#counts.has(charge.key.id)) fresh++;
+      this.#makeRoom(fresh, now);
       for (let index = 0; index < charges.length; index++) {
         const charge = charges[index]!;
         if (charge.cost > 0) used[index] = (used[index] ?? 0) + this.#charge(charge.key, charge.cost, now);
@@ -92,10 +91,9 @@ export class MemoryQuotaStore implements QuotaStore {
   add(keys: readonly QuotaKey[], amount: number): void {
     if (amount <= 0) return;
     const now = this.#now();
-    this.#makeRoom(
-      keys.map((key) => key.id),
-      now,
-    );
+    let fresh = 0;
+    for (const key of keys) if (!this.#counts.has(key.id)) fresh++;
+    this.#makeRoom(fresh, now);
     for (const key of keys) this.#charge(key, amount, now);
   }
 
@@ -122,9 +120,8 @@ export class MemoryQuotaStore implements QuotaStore {
     return amount;
   }
 
-  /** Throws before anything is charged when the new keys among `ids` would go past maxKeys. */
-  #makeRoom(ids: readonly string[], now: number): void {
-    const fresh = ids.filter((id) => !this.#counts.has(id)).length;
+  /** Throws before anything is charged when `fresh` keys more would go past maxKeys. */
+  #makeRoom(fresh: number, now: number): void {
     if (fresh === 0 || this.#counts.size + fresh <= this.#maxKeys) return;
     this.#sweep(now);
     if (this.#counts.size + fresh > this.#maxKeys)

@@ -15,6 +15,12 @@ export interface QuotaRule {
   tenants: ReadonlySet<string> | undefined;
   tools: ReadonlySet<string> | undefined;
   perTool: boolean;
+  /**
+   * Its keys without a tool, per measure and tenant, made once: an exchange asks for the same few and a store
+   * finds a key made before by a string it hashed before. Tenants come from the config, so this is bounded;
+   * keys with a tool (a client names it) are made per exchange.
+   */
+  readonly tenantKeys: Record<QuotaMeasure, Map<string, QuotaKey>>;
 }
 
 export const MEASURES: readonly QuotaMeasure[] = ['requests', 'requestBytes', 'responseBytes'];
@@ -34,6 +40,7 @@ export function quotaRulesOf(rules: readonly QuotaRuleConfig[]): QuotaRule[] {
       tenants: rule.tenants !== undefined ? new Set(rule.tenants) : undefined,
       tools: rule.tools !== undefined ? new Set(rule.tools) : undefined,
       perTool: rule.per === 'tenant+tool',
+      tenantKeys: { requests: new Map(), requestBytes: new Map(), responseBytes: new Map() },
     };
   });
 }
@@ -69,6 +76,22 @@ export function keyOf(
   tool: string | undefined,
 ): QuotaKey {
   const keyTool = rule.perTool ? tool : undefined;
+  if (keyTool !== undefined) return newKey(rule, measure, tenant, keyTool);
+  const made = rule.tenantKeys[measure];
+  let key = made.get(tenant);
+  if (key === undefined) {
+    key = newKey(rule, measure, tenant, undefined);
+    made.set(tenant, key);
+  }
+  return key;
+}
+
+function newKey(
+  rule: QuotaRule,
+  measure: QuotaMeasure,
+  tenant: string,
+  keyTool: string | undefined,
+): QuotaKey {
   // The tenant in braces is a Redis hash tag: every key of one tenant would share a slot of a sharded store.
   // The window is part of the key: a reload that changes it starts the count again, never reads slots of another size.
   const id = `{${tenant}}:${rule.name}:${measure}:${rule.windowMs}${keyTool !== undefined ? `:${keyTool}` : ''}`;
