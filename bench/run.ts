@@ -655,10 +655,12 @@ function sideBySidePairs(paths: readonly PathRun[]): [against: PathRun, path: Pa
 async function runSideBySide(h: Harness, w: Workload, against: PathRun, path: PathRun): Promise<SideBySide> {
   const cpuRatios: number[] = [];
   for (let round = 0; round < SETTINGS.sideRounds; round++) {
-    const [a, b] = await Promise.all([
-      cannon(h, against, w, SETTINGS.seconds),
-      cannon(h, path, w, SETTINGS.seconds),
-    ]);
+    // The two swap places every round: in paired runs, which of two edges started first moved their ratio by
+    // several percent, and a path always in the second place would carry that as its own cost.
+    const order = round % 2 === 0 ? [against, path] : [path, against];
+    const runs = await Promise.all(order.map((p) => cannon(h, p, w, SETTINGS.seconds)));
+    const a = runs[order.indexOf(against)]!;
+    const b = runs[order.indexOf(path)]!;
     const ratio = (b.cpuUsPerRequest ?? Number.NaN) / (a.cpuUsPerRequest ?? Number.NaN);
     cpuRatios.push(ratio);
     process.stderr.write(
