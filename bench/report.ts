@@ -393,6 +393,25 @@ export function formatReport(report: Report): string {
       ),
     );
   }
+  const toggled = report.load.flatMap((r) =>
+    (r.ruleToggled ?? []).map((t) => ({ workload: r.workload.id, ...t })),
+  );
+  if (toggled.length > 0) {
+    parts.push(
+      '',
+      'Quota rule on and off in the same edge, in turns: CPU per exchange, on over off',
+      table(
+        ['workload', 'path', 'median', 'rounds'],
+        toggled.map((t) => [
+          t.workload,
+          t.path,
+          `${fixed(t.cpuRatio, 2)}x`,
+          t.cpuRatios.map((r) => fixed(r, 2)).join(' '),
+        ]),
+        (i) => i === 2,
+      ),
+    );
+  }
   if (report.huge.length + report.idle.length > 0) parts.push('', memoryTable(report));
   if (report.core !== undefined) parts.push('', coreTable(report.core));
   if (report.hosts !== undefined) parts.push('', hostsTable(report.hosts));

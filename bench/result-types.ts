@@ -87,11 +87,22 @@ export interface SideBySide {
   cpuRatio: number;
 }
 
+/** A quota path's CPU per exchange with its rule on over off, in the same edge (the rule switched by a reload). */
+export interface RuleToggled {
+  path: PathId;
+  /** Per round: on over off. */
+  cpuRatios: number[];
+  /** Their median. */
+  cpuRatio: number;
+}
+
 export interface WorkloadResult {
   workload: Workload;
   paths: Partial<Record<PathId, PathSummary>>;
   rounds: Partial<Record<PathId, { cannon: CannonRun[]; probe: ProbeRun[] }>>;
   sideBySide: SideBySide[];
+  /** Absent in runs recorded before it was measured. */
+  ruleToggled?: RuleToggled[];
   limitRejections?: number;
 }
 

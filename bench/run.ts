@@ -58,6 +58,7 @@ import {
   median,
   type PathId,
   type ProbeRun,
+  type RuleToggled,
   type SideBySide,
   type Workload,
   type WorkloadResult,
@@ -242,6 +243,8 @@ interface PathRun {
   proc: Proc | undefined;
   /** mcp-edge only: its Prometheus endpoint. */
   metricsUrl?: string;
+  /** A quota path only: turns its rule on or off by a config reload (the quota filter stays). */
+  setQuotaRule?: (on: boolean) => Promise<void>;
 }
 
 function edgeYaml(options: {
@@ -254,15 +257,13 @@ function edgeYaml(options: {
   traced: boolean;
   /** A quota rule that never refuses, kept in this store. */
   quotaStore?: string | undefined;
+  /** Without the rule (`rules: []`): the quota filter runs and charges nothing. */
+  quotaRuleOff?: boolean;
 }): string {
-  const quotas =
-    options.quotaStore === undefined
-      ? ''
-      : `quotas:
-  store: ${options.quotaStore}
-  rules:
-    - { name: bench, window: 1m, requests: 1000000000, responseBytes: 1000GiB }
-`;
+  const rules = options.quotaRuleOff
+    ? '  rules: []\n'
+    : '  rules:\n    - { name: bench, window: 1m, requests: 1000000000, responseBytes: 1000GiB }\n';
+  const quotas = options.quotaStore === undefined ? '' : `quotas:\n  store: ${options.quotaStore}\n${rules}`;
   return `listen: { host: 127.0.0.1, port: ${options.port}, path: /mcp }
 upstream:
   url: http://127.0.0.1:${options.upstreamPort}/mcp
@@ -350,6 +351,7 @@ class Harness {
     const port = await freePort();
     let proc: Proc;
     let metricsUrl: string | undefined;
+    let setQuotaRule: PathRun['setQuotaRule'];
     // BENCH_CPU_PROF profiles the Node proxies whose difference the targets are about (and the baseline build).
     const profile =
       SETTINGS.cpuProfDir !== undefined &&
@@ -396,24 +398,35 @@ class Harness {
       const file = join(this.work, `${id}-${port}.yaml`);
       const metricsPort = await freePort();
       metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-      writeFileSync(
-        file,
-        edgeYaml({
-          port,
-          metricsPort,
-          upstreamPort: this.upstreamPort,
-          mode: id === 'edge-observe' ? 'observe' : 'enforce',
-          level: id === 'edge-enforce-info' ? 'info' : 'warn',
-          maxConnections,
-          traced: id === 'edge-traced',
-          quotaStore:
-            id === 'edge-quota-memory'
-              ? 'memory'
-              : id === 'edge-quota-redis'
-                ? await this.startRedis()
-                : undefined,
-        }),
-      );
+      const yaml = {
+        port,
+        metricsPort,
+        upstreamPort: this.upstreamPort,
+        mode: id === 'edge-observe' ? ('observe' as const) : ('enforce' as const),
+        level: id === 'edge-enforce-info' ? 'info' : 'warn',
+        maxConnections,
+        traced: id === 'edge-traced',
+        quotaStore:
+          id === 'edge-quota-memory'
+            ? 'memory'
+            : id === 'edge-quota-redis'
+              ? await this.startRedis()
+              : undefined,
+      };
+      writeFileSync(file, edgeYaml(yaml));
+      if (yaml.quotaStore !== undefined) {
+        const reloadsUrl = metricsUrl;
+        let ruleOn = true;
+        // A reload that changes nothing is not counted: only a change is waited for.
+        setQuotaRule = async (on) => {
+          if (on === ruleOn) return;
+          ruleOn = on;
+          const before = await reloadCounts(reloadsUrl);
+          writeFileSync(file, edgeYaml({ ...yaml, quotaRuleOff: !on }));
+          if (proc !== undefined) process.kill(proc.pid, 'SIGHUP');
+          await reloaded(reloadsUrl, before);
+        };
+      }
       const cli = id === 'edge-baseline' ? (SETTINGS.baselineCli ?? EDGE_CLI) : EDGE_CLI;
       const env =
         id === 'edge-traced'
@@ -432,6 +445,7 @@ class Harness {
       url: `http://127.0.0.1:${port}/mcp`,
       proc,
       ...(metricsUrl !== undefined ? { metricsUrl } : {}),
+      ...(setQuotaRule !== undefined ? { setQuotaRule } : {}),
     };
   }
 
@@ -629,7 +643,57 @@ async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<W
   const sideBySide: SideBySide[] = [];
   for (const [against, path] of sideBySidePairs(paths))
     sideBySide.push(await runSideBySide(h, w, against, path));
-  return { workload: w, paths: summary, rounds, sideBySide };
+  const ruleToggled: RuleToggled[] = [];
+  for (const path of paths)
+    if (path.setQuotaRule !== undefined) ruleToggled.push(await runRuleToggled(h, w, path));
+  return { workload: w, paths: summary, rounds, sideBySide, ruleToggled };
+}
+
+/** The edge's config reloads so far, by result. */
+async function reloadCounts(metricsUrl: string): Promise<{ success: number; failure: number }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const counts = { success: 0, failure: 0 };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('mcp_edge_config_reloads_total{')) continue;
+    const result = line.includes('result="success"') ? 'success' : 'failure';
+    counts[result] += Number(line.split(' ').pop());
+  }
+  return counts;
+}
+
+/** Until the edge counts a successful reload past `before` (at most 10 s); a failed one throws. */
+async function reloaded(metricsUrl: string, before: { success: number; failure: number }): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const now = await reloadCounts(metricsUrl);
+    if (now.failure > before.failure) throw new Error(`a config reload failed at ${metricsUrl}`);
+    if (now.success > before.success) return;
+    if (Date.now() > deadline) throw new Error(`no config reload seen at ${metricsUrl}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * A quota path's rule off and on in the same edge, in turns: what the rule costs with nothing else changed.
+ * Two edge processes side by side differ by a few percent between launches of the same build, whatever
+ * they run; one process with its rule switched by a reload carries no such difference.
+ */
+async function runRuleToggled(h: Harness, w: Workload, path: PathRun): Promise<RuleToggled> {
+  const setRule = path.setQuotaRule!;
+  const cpuRatios: number[] = [];
+  for (let round = 0; round < SETTINGS.sideRounds; round++) {
+    const cpu: Record<'on' | 'off', number> = { on: Number.NaN, off: Number.NaN };
+    for (const state of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+      await setRule(state === 'on');
+      cpu[state] = (await cannon(h, path, w, SETTINGS.seconds)).cpuUsPerRequest ?? Number.NaN;
+    }
+    cpuRatios.push(cpu.on / cpu.off);
+    process.stderr.write(
+      `  ${w.id} rule toggled ${round + 1} ${path.id} on ${cpu.on.toFixed(0)} us/req, off ${cpu.off.toFixed(0)} us/req: ${(cpu.on / cpu.off).toFixed(2)}x\n`,
+    );
+  }
+  await setRule(true);
+  return { path: path.id, cpuRatios, cpuRatio: median(cpuRatios) };
 }
 
 /** What a workload measures side by side: each changed path against the one it changes. */
@@ -694,9 +758,10 @@ function quotaCost(result: WorkloadResult): string | undefined {
     ),
   );
   const sideBySide = result.sideBySide.find((s) => s.path === quotaId)?.cpuRatio ?? Number.NaN;
+  const toggled = result.ruleToggled?.find((t) => t.path === quotaId)?.cpuRatio ?? Number.NaN;
   const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
   const addedUs = median(quota.probe.map((x, i) => x.p50Us - (enforce.probe[i]?.p50Us ?? Number.NaN)));
-  return `${result.workload.id}: ${quotaId} CPU per exchange ${percent(sideBySide)} against edge-enforce side by side (${percent(inRounds)} in rounds one after the other), unloaded p50 ${addedUs.toFixed(0)} us added`;
+  return `${result.workload.id}: ${quotaId} CPU per exchange ${percent(toggled)} with its rule on against off in the same edge, ${percent(sideBySide)} against edge-enforce side by side (${percent(inRounds)} in rounds one after the other), unloaded p50 ${addedUs.toFixed(0)} us added`;
 }
 
 async function warmEdge(h: Harness, url: string): Promise<void> {
