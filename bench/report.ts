@@ -399,9 +399,9 @@ export function formatReport(report: Report): string {
   if (toggled.length > 0) {
     parts.push(
       '',
-      'Quota rule on and off in the same edge, in turns: CPU per exchange, on over off',
+      'Quota rule on and off, two edges of the path side by side swapping it: CPU per exchange, on over off',
       table(
-        ['workload', 'path', 'median', 'rounds'],
+        ['workload', 'path', 'median', 'pairs of rounds'],
         toggled.map((t) => [
           t.workload,
           t.path,

@@ -87,10 +87,13 @@ export interface SideBySide {
   cpuRatio: number;
 }
 
-/** A quota path's CPU per exchange with its rule on over off, in the same edge (the rule switched by a reload). */
+/**
+ * A quota path's CPU per exchange with its rule on over off: two edges of the path side by side, the rule
+ * switched by a reload and swapped between them every round.
+ */
 export interface RuleToggled {
   path: PathId;
-  /** Per round: on over off. */
+  /** Per pair of rounds (each edge on once): the geometric mean of the two on-over-off ratios. */
   cpuRatios: number[];
   /** Their median. */
   cpuRatio: number;

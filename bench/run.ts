@@ -674,26 +674,41 @@ async function reloaded(metricsUrl: string, before: { success: number; failure: 
 }
 
 /**
- * A quota path's rule off and on in the same edge, in turns: what the rule costs with nothing else changed.
- * Two edge processes side by side differ by a few percent between launches of the same build, whatever
- * they run; one process with its rule switched by a reload carries no such difference.
+ * A quota path's rule on against off: two edges of the path side by side (a twin started for this), the rule
+ * on in one and off in the other (`rules: []` keeps the filter and charges nothing), swapped every round.
+ * Side by side, both see the host alike; swapped, what differs between the two processes (launches of one
+ * build differ by a few percent, whatever they run) weighs on both sides of a pair of rounds alike, so a
+ * pair's figure is the geometric mean of its two rounds' ratios.
  */
 async function runRuleToggled(h: Harness, w: Workload, path: PathRun): Promise<RuleToggled> {
-  const setRule = path.setQuotaRule!;
-  const cpuRatios: number[] = [];
-  for (let round = 0; round < SETTINGS.sideRounds; round++) {
-    const cpu: Record<'on' | 'off', number> = { on: Number.NaN, off: Number.NaN };
-    for (const state of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
-      await setRule(state === 'on');
-      cpu[state] = (await cannon(h, path, w, SETTINGS.seconds)).cpuUsPerRequest ?? Number.NaN;
+  const twin = await h.startPath(path.id);
+  const setRule = (edge: PathRun, on: boolean) => edge.setQuotaRule?.(on) ?? Promise.resolve();
+  try {
+    // Warm-up, discarded: the path has run every round before this; the twin starts cold.
+    for (let i = 0; i < 2; i++) await cannon(h, twin, w, SETTINGS.seconds);
+    const cpuRatios: number[] = [];
+    let first = Number.NaN;
+    for (let round = 0; round < 2 * Math.ceil(SETTINGS.sideRounds / 2); round++) {
+      const pathOn = round % 2 === 0;
+      await setRule(path, pathOn);
+      await setRule(twin, !pathOn);
+      const [pathRun, twinRun] = await Promise.all([
+        cannon(h, path, w, SETTINGS.seconds),
+        cannon(h, twin, w, SETTINGS.seconds),
+      ]);
+      const [on, off] = pathOn ? [pathRun, twinRun] : [twinRun, pathRun];
+      const ratio = (on.cpuUsPerRequest ?? Number.NaN) / (off.cpuUsPerRequest ?? Number.NaN);
+      process.stderr.write(
+        `  ${w.id} rule on/off ${round + 1} ${path.id} on ${on.cpuUsPerRequest?.toFixed(0)} us/req, off ${off.cpuUsPerRequest?.toFixed(0)} us/req: ${ratio.toFixed(2)}x\n`,
+      );
+      if (pathOn) first = ratio;
+      else cpuRatios.push(Math.sqrt(first * ratio));
     }
-    cpuRatios.push(cpu.on / cpu.off);
-    process.stderr.write(
-      `  ${w.id} rule toggled ${round + 1} ${path.id} on ${cpu.on.toFixed(0)} us/req, off ${cpu.off.toFixed(0)} us/req: ${(cpu.on / cpu.off).toFixed(2)}x\n`,
-    );
+    return { path: path.id, cpuRatios, cpuRatio: median(cpuRatios) };
+  } finally {
+    await setRule(path, true);
+    await twin.proc?.stop();
   }
-  await setRule(true);
-  return { path: path.id, cpuRatios, cpuRatio: median(cpuRatios) };
 }
 
 /** What a workload measures side by side: each changed path against the one it changes. */
@@ -761,7 +776,7 @@ function quotaCost(result: WorkloadResult): string | undefined {
   const toggled = result.ruleToggled?.find((t) => t.path === quotaId)?.cpuRatio ?? Number.NaN;
   const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
   const addedUs = median(quota.probe.map((x, i) => x.p50Us - (enforce.probe[i]?.p50Us ?? Number.NaN)));
-  return `${result.workload.id}: ${quotaId} CPU per exchange ${percent(toggled)} with its rule on against off in the same edge, ${percent(sideBySide)} against edge-enforce side by side (${percent(inRounds)} in rounds one after the other), unloaded p50 ${addedUs.toFixed(0)} us added`;
+  return `${result.workload.id}: ${quotaId} CPU per exchange ${percent(toggled)} with its rule on against off (two edges swapping it), ${percent(sideBySide)} against edge-enforce side by side (${percent(inRounds)} in rounds one after the other), unloaded p50 ${addedUs.toFixed(0)} us added`;
 }
 
 async function warmEdge(h: Harness, url: string): Promise<void> {
