@@ -573,12 +573,14 @@ async function probe(h: Harness, url: string, w: Workload, count: number): Promi
   return JSON.parse(out) as ProbeRun;
 }
 
-async function metricSum(metricsUrl: string, family: string): Promise<number> {
+/** The sum of `family`'s series at `metricsUrl`, of those whose sample line holds `having` when given. */
+async function metricSum(metricsUrl: string, family: string, having?: string): Promise<number> {
   const res = await fetch(metricsUrl);
   const text = await res.text();
   let sum = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${family}{`) || line.startsWith(`${family} `)) sum += Number(line.split(' ').pop());
+    if (!line.startsWith(`${family}{`) && !line.startsWith(`${family} `)) continue;
+    if (having === undefined || line.includes(having)) sum += Number(line.split(' ').pop());
   }
   return sum;
 }
@@ -651,14 +653,11 @@ async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<W
 
 /** The edge's config reloads so far, by result. */
 async function reloadCounts(metricsUrl: string): Promise<{ success: number; failure: number }> {
-  const text = await (await fetch(metricsUrl)).text();
-  const counts = { success: 0, failure: 0 };
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('mcp_edge_config_reloads_total{')) continue;
-    const result = line.includes('result="success"') ? 'success' : 'failure';
-    counts[result] += Number(line.split(' ').pop());
-  }
-  return counts;
+  const family = 'mcp_edge_config_reloads_total';
+  return {
+    success: await metricSum(metricsUrl, family, 'result="success"'),
+    failure: await metricSum(metricsUrl, family, 'result="failure"'),
+  };
 }
 
 /** Until the edge counts a successful reload past `before` (at most 10 s); a failed one throws. */
