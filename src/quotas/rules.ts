@@ -122,28 +122,47 @@ export function chargesOf(
   messages: readonly QuotaMessage[],
   bodyBytes: number,
 ): QuotaCharge[] {
-  const charges = new Map<string, QuotaCharge>();
-  const add = (rule: QuotaRule, measure: QuotaMeasure, tool: string | undefined, cost: number) => {
-    const limit = rule.limits[measure];
-    if (limit === undefined) return;
-    const key = keyOf(rule, measure, tenant, tool);
-    const charge = charges.get(key.id);
-    if (charge !== undefined) charge.cost += cost;
-    else charges.set(key.id, { key, limit, cost });
-  };
+  const charges: QuotaCharge[] = [];
+  // One message charges each key once (a rule's keys differ by measure): nothing to merge. A batch may charge
+  // a key per message, merged by key id (a map: a hostile batch's thousands of messages stay linear).
+  const merged = messages.length > 1 ? new Map<string, QuotaCharge>() : undefined;
   for (const rule of rules) {
     if (!coversTenant(rule, tenant)) continue;
     // A rule over every message charges the body's bytes as sent (batch brackets included).
     const wholeBody = rule.tools === undefined && !rule.perTool;
     for (const message of messages) {
       if (!countsMessage(rule, message.tool)) continue;
-      if (message.kind === 'request') add(rule, 'requests', message.tool, 1);
-      if (!wholeBody) add(rule, 'requestBytes', message.tool, message.bytes);
-      if (message.kind === 'request') add(rule, 'responseBytes', message.tool, 0);
+      if (message.kind === 'request') charge(charges, merged, rule, 'requests', tenant, message.tool, 1);
+      if (!wholeBody) charge(charges, merged, rule, 'requestBytes', tenant, message.tool, message.bytes);
+      if (message.kind === 'request') charge(charges, merged, rule, 'responseBytes', tenant, message.tool, 0);
     }
-    if (wholeBody && messages.length > 0) add(rule, 'requestBytes', undefined, bodyBytes);
+    if (wholeBody && messages.length > 0)
+      charge(charges, merged, rule, 'requestBytes', tenant, undefined, bodyBytes);
   }
-  return [...charges.values()];
+  return charges;
+}
+
+/** Adds `cost` to the charge of the rule's key for `measure`, when the rule limits that measure. */
+function charge(
+  charges: QuotaCharge[],
+  merged: Map<string, QuotaCharge> | undefined,
+  rule: QuotaRule,
+  measure: QuotaMeasure,
+  tenant: string,
+  tool: string | undefined,
+  cost: number,
+): void {
+  const limit = rule.limits[measure];
+  if (limit === undefined) return;
+  const key = keyOf(rule, measure, tenant, tool);
+  const known = merged?.get(key.id);
+  if (known !== undefined) {
+    known.cost += cost;
+    return;
+  }
+  const made = { key, limit, cost };
+  charges.push(made);
+  merged?.set(key.id, made);
 }
 
 /** The responseBytes keys an answer about `tool` is charged to. */

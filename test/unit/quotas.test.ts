@@ -42,6 +42,17 @@ describe('quota rules', () => {
     const charges = chargesOf(rules, 'acme', [call('export_report'), call('dump'), call('other')], 300);
     expect(charges.map((c) => c.key.tool)).toEqual(['export_report', 'dump']);
     expect(new Set(charges.map((c) => c.key.id)).size).toBe(2);
+    // A batch that calls one tool twice charges its keys once each, for both calls.
+    const perTool = rulesFromYaml(
+      '  rules:\n    - { name: per-tool, window: 1m, requests: 10, requestBytes: 1KiB, per: tenant+tool }',
+    );
+    const twice = chargesOf(perTool, 'acme', [call('dump'), call('a', 40), call('dump')], 260);
+    expect(twice.map((c) => [c.key.tool, c.key.measure, c.cost])).toEqual([
+      ['dump', 'requests', 2],
+      ['dump', 'requestBytes', 200],
+      ['a', 'requests', 1],
+      ['a', 'requestBytes', 40],
+    ]);
     expect(answerKeys(rules, 'acme', 'export_report')).toHaveLength(1);
     expect(answerKeys(rules, 'acme', 'other')).toHaveLength(0);
     expect(rulesFor(rules, 'acme', undefined)).toEqual([]);
