@@ -16,7 +16,7 @@
 // costs for a claimed host; stdio is bench/stdio.ts, the stdio upstream beside supergateway, with its own
 // BENCH_STDIO_* settings), BENCH_WORKLOADS (all; e.g. json-1k,sse-1k,json-1k-quota-memory,json-1k-quota-redis;
 // the quota ones start a redis-server), BENCH_PATHS (all; e.g. bare,edge-enforce; direct always runs),
-// BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the mcp-edge enforce process), BENCH_BASELINE_CLI
+// BENCH_HUGE_RUNS (3), BENCH_CPU_PROF (a directory: profile the Node proxies of PROFILED_PATHS), BENCH_BASELINE_CLI
 // (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
 // enforce, beside this build, so a change is measured against what it changed in the same run), BENCH_RECORDED
 // (a results file: every figure of this run is compared with it; default: the newest file in bench/results).
@@ -91,6 +91,16 @@ const SETTINGS = {
   baselineCli: process.env.BENCH_BASELINE_CLI,
   recorded: process.env.BENCH_RECORDED,
 };
+
+/** The Node proxies BENCH_CPU_PROF profiles: those whose differences the targets and the cost notes are about. */
+const PROFILED_PATHS: ReadonlySet<PathId> = new Set([
+  'bare',
+  'edge-baseline',
+  'edge-enforce',
+  'edge-traced',
+  'edge-quota-memory',
+  'edge-quota-redis',
+]);
 
 function pathWanted(id: PathId): boolean {
   return id === 'direct' || SETTINGS.paths === undefined || SETTINGS.paths.includes(id);
@@ -354,8 +364,7 @@ class Harness {
     let setQuotaRule: PathRun['setQuotaRule'];
     // BENCH_CPU_PROF profiles the Node proxies whose difference the targets are about (and the baseline build).
     const profile =
-      SETTINGS.cpuProfDir !== undefined &&
-      (id === 'edge-enforce' || id === 'edge-baseline' || id === 'edge-traced' || id === 'bare')
+      SETTINGS.cpuProfDir !== undefined && PROFILED_PATHS.has(id)
         ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir, '--cpu-prof-name', `${id}-${port}.cpuprofile`]
         : [];
     if (id === 'bare') {
