@@ -93,13 +93,16 @@ export function requestAttributes(message: RequestMessage, facts: ExchangeFacts)
   if (message.prompt !== undefined) attributes[MCP.promptName] = message.prompt;
   if (message.resourceUri !== undefined)
     attributes[MCP.resourceUri] = message.resourceUri.slice(0, MAX_URI_CHARS);
-  Object.assign(attributes, sessionAttributes(facts));
-  return attributes;
+  return addSessionAttributes(attributes, facts);
 }
 
 /** mcp.protocol.version, and mcp.session.id for a revision that has sessions. */
 export function sessionAttributes(facts: ExchangeFacts): Attributes {
-  const attributes: Attributes = {};
+  return addSessionAttributes({}, facts);
+}
+
+/** Adds the session attributes to `attributes` (no object of their own): returns it. */
+function addSessionAttributes(attributes: Attributes, facts: ExchangeFacts): Attributes {
   if (facts.protocolVersion !== undefined) attributes[MCP.protocolVersion] = facts.protocolVersion;
   if (facts.sessionId !== undefined && revisionHasSessions(facts.protocolVersion)) {
     attributes[MCP.sessionId] = facts.sessionId;

@@ -5,7 +5,7 @@
 // carries trace_id and span_id. Built only when tracing is on (filterChainOf): off, nothing of it runs.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Context, Span, TextMapGetter } from '@opentelemetry/api';
+import type { Context, Span, SpanOptions, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { TracesConfig } from '../../config/telemetry-schema.js';
@@ -34,7 +34,7 @@ import {
 } from '../../telemetry/mcp-spans.js';
 import { type Env, tracesEnabled } from '../../telemetry/otel-env.js';
 import { type EdgeTracing, startTracing } from '../../telemetry/tracing.js';
-import type { ExchangeFilter } from './exchange-filter.js';
+import type { ExchangeEnding, ExchangeFilter, ExchangeRequest } from './exchange-filter.js';
 import { ExchangeSlot } from './exchange-slot.js';
 
 /**
@@ -88,9 +88,19 @@ const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
   get: (carrier, key) => carrier[key],
 };
 
+/** The propagator writes the trace context straight onto the upstream request: headers, and _meta for stdio. */
+const upstreamSetter: TextMapSetter<ExchangeRequest> = {
+  set(request, name, value) {
+    request.setUpstreamHeader(name, value);
+    request.setUpstreamMeta(name, value);
+  },
+};
+
 /** SpanKind.SERVER and SpanStatusCode.ERROR of @opentelemetry/api. */
 const SERVER = 1;
 const ERROR = 2;
+/** The exchange span's options, the same for every exchange (the SDK only reads them). */
+const EXCHANGE_SPAN: SpanOptions = { kind: SERVER };
 
 /**
  * What counts the spans the exporter never got: mcp_edge_spans_dropped_total when metrics are on, and the
@@ -115,6 +125,13 @@ export function spanDropCounter(
   };
 }
 
+/** A request span no answer ended: it ends with its exchange, whose outcome it takes. */
+function endUnanswered(span: Span, outcome: ExchangeEnding['outcome'], failed: boolean): void {
+  span.setAttribute('mcp_edge.outcome', outcome);
+  if (failed) span.setStatus({ code: ERROR, message: `mcp-edge: ${outcome}` });
+  span.end();
+}
+
 export function tracesFilter(
   tracing: EdgeTracing,
   config: TracesConfig,
@@ -135,7 +152,7 @@ export function tracesFilter(
       const trace = traces.get(exchange);
       if (trace === undefined) return undefined;
       const parent = propagator.extract(api.ROOT_CONTEXT, facts.headers, headerGetter);
-      const span = tracer.startSpan('mcp-edge exchange', { kind: SERVER }, parent);
+      const span = tracer.startSpan('mcp-edge exchange', EXCHANGE_SPAN, parent);
       const { traceId, spanId } = span.spanContext();
       exchange.logFields ??= {};
       exchange.logFields.trace_id = traceId;
@@ -172,12 +189,7 @@ export function tracesFilter(
         trace.span.setAttributes(sessionAttributes(facts));
         trace.span.setAttribute(STABLE.networkTransport, transport);
       }
-      const carrier: Record<string, string> = {};
-      propagator.inject(context, carrier, api.defaultTextMapSetter);
-      for (const [name, value] of Object.entries(carrier)) {
-        request.setUpstreamHeader(name, value);
-        request.setUpstreamMeta(name, value);
-      }
+      propagator.inject(context, request, upstreamSetter);
       return undefined;
     },
     responseMessage(exchange, message) {
@@ -199,11 +211,10 @@ export function tracesFilter(
       traces.set(exchange, undefined);
       const failed = outcomeIsError(ending.outcome);
       // Requests no answer reached in this exchange (a notification, a client that left, a refusal).
-      for (const span of [...trace.waiting.values(), ...trace.others]) {
-        span.setAttribute('mcp_edge.outcome', ending.outcome);
-        if (failed) span.setStatus({ code: ERROR, message: `mcp-edge: ${ending.outcome}` });
-        span.end();
+      if (trace.waiting.size > 0) {
+        for (const span of trace.waiting.values()) endUnanswered(span, ending.outcome, failed);
       }
+      for (const span of trace.others) endUnanswered(span, ending.outcome, failed);
       const { span } = trace;
       if (span === undefined) return;
       span.updateName(exchangeSpanName(ending.httpMethod, ending.path));
