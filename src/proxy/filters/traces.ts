@@ -211,9 +211,7 @@ export function tracesFilter(
       traces.set(exchange, undefined);
       const failed = outcomeIsError(ending.outcome);
       // Requests no answer reached in this exchange (a notification, a client that left, a refusal).
-      if (trace.waiting.size > 0) {
-        for (const span of trace.waiting.values()) endUnanswered(span, ending.outcome, failed);
-      }
+      for (const span of trace.waiting.values()) endUnanswered(span, ending.outcome, failed);
       for (const span of trace.others) endUnanswered(span, ending.outcome, failed);
       const { span } = trace;
       if (span === undefined) return;
