@@ -9,9 +9,16 @@ const HOST_PATTERN = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\
 
 /** A Host header as the edge uses it: the name as sent (lower-cased, no port), and the http origin it names. */
 export interface ParsedHost {
-  name: string;
-  origin: string;
+  readonly name: string;
+  readonly origin: string;
 }
+
+/** The longest Host kept read: a DNS name (253) with a port; a longer one is read each time it comes. */
+const MAX_KEPT_HOST_CHARS = 260;
+/** How many Hosts are kept read; the set starts again when full (a client sends one Host, many clients a few). */
+const MAX_KEPT_HOSTS = 256;
+/** Hosts read before, each with its reading (null: not a host): checked on every request, read by a URL parse. */
+const keptHosts = new Map<string, ParsedHost | null>();
 
 /**
  * The one reading of a Host header: undefined when it is not a host[:port] that a URL can carry (a port
@@ -19,6 +26,17 @@ export interface ParsedHost {
  * the edge's public origin) goes through here, so what admission accepts the rest can use.
  */
 export function parseHost(host: string): ParsedHost | undefined {
+  const kept = keptHosts.get(host);
+  if (kept !== undefined) return kept ?? undefined;
+  const parsed = readHost(host);
+  if (host.length <= MAX_KEPT_HOST_CHARS) {
+    if (keptHosts.size >= MAX_KEPT_HOSTS) keptHosts.clear();
+    keptHosts.set(host, parsed ?? null);
+  }
+  return parsed;
+}
+
+function readHost(host: string): ParsedHost | undefined {
   const match = HOST_PATTERN.exec(host);
   if (match === null || !URL.canParse(`http://${host}`)) return undefined;
   return { name: (match[1] ?? '').toLowerCase(), origin: new URL(`http://${host}`).origin };

@@ -5,6 +5,7 @@ import { edgeRefusal } from '../../src/core/errors.js';
 import { admit } from '../../src/proxy/admission.js';
 import { runtimeOf } from '../../src/proxy/exchange.js';
 import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
+import { parseHost } from '../../src/proxy/host-origin.js';
 import { createLogger } from '../../src/run.js';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 
@@ -110,6 +111,28 @@ describe('admit: a Host the edge cannot use in a URL', () => {
       expect(admission.ok).toBe(true);
     },
   );
+});
+
+describe('parseHost: a Host read again', () => {
+  it('reads a Host the same the second time, and after more Hosts than it keeps read', () => {
+    const hosts = ['edge.internal:8080', 'a:99999', '[::1]:8080', 'user@evil.example', 'EDGE.'];
+    const first = hosts.map((host) => parseHost(host));
+    expect(first.map((parsed) => parsed?.origin)).toEqual([
+      'http://edge.internal:8080',
+      undefined,
+      'http://[::1]:8080',
+      undefined,
+      'http://edge.',
+    ]);
+    expect(hosts.map((host) => parseHost(host))).toEqual(first);
+    for (let i = 0; i < 1000; i++) parseHost(`h${i}.example:${i % 2 === 0 ? 80 : 99999}`);
+    expect(hosts.map((host) => parseHost(host))).toEqual(first);
+    expect(parseHost('h7.example:99999')).toBeUndefined();
+    expect(parseHost('h8.example:80')?.name).toBe('h8.example');
+    const long = `${'a'.repeat(300)}:80`;
+    expect(parseHost(long)?.name).toBe('a'.repeat(300));
+    expect(parseHost(long)?.name).toBe('a'.repeat(300));
+  });
 });
 
 describe('admit with exchange filters', () => {
