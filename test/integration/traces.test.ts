@@ -93,6 +93,39 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     expect(line?.span_id).toBe(exchange?.spanId);
   });
 
+  it("a client's trace it did not sample: no span is exported; the upstream and the log line continue it unsampled", async () => {
+    const receiver = track(await startOtlpReceiver());
+    const server = track(await startV1Server({ mode: 'stateful' }));
+    const edge = track(await startTracedEdge(server.url, receiver.url));
+    const unsampled = clientTraceparent();
+    const notSampled = `00-${unsampled.traceId}-${unsampled.spanId}-00`;
+    const first = track(await connectV1Client(edge.url, { headers: { traceparent: notSampled } }));
+    await first.client.callTool({ name: 'echo', arguments: { text: 'not sampled' } });
+    // A sampled client after it: its spans are exported after any of the first client's would have been.
+    const sampled = clientTraceparent();
+    const second = track(await connectV1Client(edge.url, { headers: { traceparent: sampled.header } }));
+    await second.client.callTool({ name: 'echo', arguments: { text: 'sampled' } });
+    await receiver.waitFor(named('tools/call echo', sampled.traceId));
+
+    expect(receiver.spans.filter((span) => span.traceId === unsampled.traceId)).toEqual([]);
+    const traceparents = server.requests
+      .map((r) => headerValue(r.headers, 'traceparent'))
+      .filter((t) => t?.includes(unsampled.traceId));
+    expect(traceparents.length).toBeGreaterThan(0);
+    for (const traceparent of traceparents) {
+      expect(traceparent).toMatch(new RegExp(`^00-${unsampled.traceId}-[0-9a-f]{16}-00$`));
+      expect(traceparent).not.toBe(notSampled);
+    }
+    const line = edge.logs.find(
+      (l) =>
+        l.msg === 'exchange' &&
+        Array.isArray(l.rpc) &&
+        l.rpc.includes('tools/call') &&
+        l.trace_id === unsampled.traceId,
+    );
+    expect(line?.span_id).toMatch(/^[0-9a-f]{16}$/);
+  });
+
   it('names tools/list, resources/read and prompts/get spans per the MCP conventions (over http/json)', async () => {
     const receiver = track(await startOtlpReceiver());
     const server = track(await startV1Server({ mode: 'json' }));

@@ -44,6 +44,12 @@ import { ExchangeSlot } from './exchange-slot.js';
 class ExchangeTrace implements InspectionObserver {
   /** The exchange span, from admission on. */
   span: Span | undefined;
+  /**
+   * The sampler kept the exchange span: else nothing of the exchange is recorded (its request spans would not
+   * be either: every sampler the edge offers decides a child as its parent or by the same trace id), and only
+   * its trace context goes on, upstream and to the log line.
+   */
+  recording = false;
   /** The context whose active span is the exchange's: the parent of its request spans and of the upstream. */
   context: Context | undefined;
   /** Request spans waiting for their answer, by jsonrpc.request.id. */
@@ -56,7 +62,7 @@ class ExchangeTrace implements InspectionObserver {
   message(direction: Direction, measurement: MessageMeasurement): void {
     // A request is measured before its span starts: its ceiling shows on a span only when crossed
     // (limitExceeded, on the exchange's span).
-    if (direction === 'request') {
+    if (direction === 'request' || !this.recording) {
       this.current = undefined;
       return;
     }
@@ -67,6 +73,7 @@ class ExchangeTrace implements InspectionObserver {
   }
 
   limitExceeded(violation: LimitViolation): void {
+    if (!this.recording) return;
     const id = violation.direction === 'response' ? requestIdText(violation.id) : undefined;
     const span = (id !== undefined ? this.waiting.get(id) : undefined) ?? this.span;
     span?.setAttributes(violationAttributes(violation));
@@ -141,6 +148,40 @@ export function tracesFilter(
   const { api, tracer, propagator } = tracing;
   const traces = new ExchangeSlot<ExchangeTrace>();
 
+  /** A span per traced message of the request, children of the exchange span (`context`). */
+  const startRequestSpans = (
+    trace: ExchangeTrace,
+    request: ExchangeRequest,
+    exchangeSpan: Span,
+    context: Context,
+    sessionId: string | undefined,
+  ): void => {
+    const facts: ExchangeFacts = {
+      protocolVersion: headerValue(request.headers, 'mcp-protocol-version'),
+      sessionId,
+      transport,
+    };
+    let spans = 0;
+    for (const message of request.messages) {
+      if (!tracedMessage(message)) continue;
+      spans++;
+      const span = tracer.startSpan(
+        requestSpanName(message),
+        { kind: SERVER, attributes: requestAttributes(message, facts) },
+        context,
+      );
+      const id = message.kind === 'request' ? requestIdText(message.id) : undefined;
+      if (id !== undefined && !trace.waiting.has(id)) trace.waiting.set(id, span);
+      else trace.others.push(span);
+    }
+    // The MCP attributes go on the MCP spans; an exchange without one (a GET stream, a DELETE, a body of
+    // responses) carries them itself.
+    if (spans === 0) {
+      exchangeSpan.setAttributes(sessionAttributes(facts));
+      exchangeSpan.setAttribute(STABLE.networkTransport, transport);
+    }
+  };
+
   return {
     name: 'traces',
     observe(_tenant, exchange) {
@@ -158,6 +199,7 @@ export function tracesFilter(
       exchange.logFields.trace_id = traceId;
       exchange.logFields.span_id = spanId;
       trace.span = span;
+      trace.recording = span.isRecording();
       trace.context = api.trace.setSpan(parent, span);
       return undefined;
     },
@@ -165,37 +207,15 @@ export function tracesFilter(
       const trace = traces.get(exchange);
       const context = trace?.context;
       if (trace?.span === undefined || context === undefined) return undefined;
-      const facts: ExchangeFacts = {
-        protocolVersion: headerValue(request.headers, 'mcp-protocol-version'),
-        sessionId: exchange.sessionId,
-        transport,
-      };
-      let spans = 0;
-      for (const message of request.messages) {
-        if (!tracedMessage(message)) continue;
-        spans++;
-        const span = tracer.startSpan(
-          requestSpanName(message),
-          { kind: SERVER, attributes: requestAttributes(message, facts) },
-          context,
-        );
-        const id = message.kind === 'request' ? requestIdText(message.id) : undefined;
-        if (id !== undefined && !trace.waiting.has(id)) trace.waiting.set(id, span);
-        else trace.others.push(span);
-      }
-      // The MCP attributes go on the MCP spans; an exchange without one (a GET stream, a DELETE, a body of
-      // responses) carries them itself.
-      if (spans === 0) {
-        trace.span.setAttributes(sessionAttributes(facts));
-        trace.span.setAttribute(STABLE.networkTransport, transport);
-      }
+      if (trace.recording) startRequestSpans(trace, request, trace.span, context, exchange.sessionId);
       propagator.inject(context, request, upstreamSetter);
       return undefined;
     },
     responseMessage(exchange, message) {
       const trace = traces.get(exchange);
+      if (trace === undefined || !trace.recording) return;
       const id = requestIdText(message.id);
-      if (trace === undefined || id === undefined) return;
+      if (id === undefined) return;
       const span = trace.waiting.get(id);
       if (span === undefined) return;
       trace.waiting.delete(id);
@@ -209,6 +229,8 @@ export function tracesFilter(
       const trace = traces.get(exchange);
       if (trace === undefined) return;
       traces.set(exchange, undefined);
+      // Not sampled: no span of it is recorded, so none is ended.
+      if (!trace.recording) return;
       const failed = outcomeIsError(ending.outcome);
       // Requests no answer reached in this exchange (a notification, a client that left, a refusal).
       for (const span of trace.waiting.values()) endUnanswered(span, ending.outcome, failed);
