@@ -16,6 +16,9 @@ export const tracesSchema = z.strictObject({
   scheduledDelay: durationSchema.default(5_000),
   // How long one export may take before it is abandoned (its spans counted as dropped).
   exportTimeout: durationSchema.default(10_000),
+  // Request spans one exchange records, at most: a batch's requests past it get none (counted as dropped,
+  // and on the exchange span), so a client's batch cannot hold a span per message while it waits.
+  maxRequestSpans: z.number().int().min(1).max(100_000).default(100),
 });
 export type TracesConfig = z.output<typeof tracesSchema>;
 

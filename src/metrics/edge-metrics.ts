@@ -15,6 +15,7 @@ import type {
 } from '../core/types.js';
 import { redactUrl } from '../core/url-credentials.js';
 import type { InspectionObserver, LimitAction } from '../inspect/observer.js';
+import type { DropReason } from '../telemetry/bounded-processor.js';
 import { type CapacitySources, watchCapacity, withoutStdioFamilies } from './capacity-gauges.js';
 import { configuredCeilings, namesInPolicy } from './configured-ceilings.js';
 import { createFamilies, type EdgeFamilies, UPSTREAM_LABEL } from './families.js';
@@ -36,8 +37,8 @@ export interface EdgeMetrics extends ToolRecorders {
   sseEvent(tenant: string): void;
   /** A tenant header from a peer outside trustedProxies (ignored and counted). */
   untrustedTenantHeader(): void;
-  /** Finished spans the trace exporter never got, and why (src/telemetry/bounded-processor.ts). */
-  spansDropped(count: number, reason: 'queue_full' | 'export_failed' | 'export_timeout'): void;
+  /** Spans the trace exporter never got, and why (src/telemetry/bounded-processor.ts DROP_REASONS). */
+  spansDropped(count: number, reason: DropReason): void;
   /** A message of the upstream's that reached no client (src/upstream/upstream.ts UndeliveredReason). */
   undelivered(tenant: string, reason: string): void;
   /**

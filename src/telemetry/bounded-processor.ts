@@ -5,8 +5,12 @@
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 
-/** Why spans were not delivered (the `reason` label of mcp_edge_spans_dropped_total). */
-export type DropReason = 'queue_full' | 'export_failed' | 'export_timeout';
+/**
+ * Why spans were not delivered (the `reason` label of mcp_edge_spans_dropped_total): this processor's three,
+ * and the traces filter's bound of request spans per exchange (telemetry.traces.maxRequestSpans).
+ */
+export const DROP_REASONS = ['queue_full', 'export_failed', 'export_timeout', 'exchange_bound'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 export interface BoundedBatchOptions {
   maxQueueSize: number;

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connectV1Client, connectV2Client, textOf } from '../support/clients.js';
+import { sample } from '../support/exposition.js';
 import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { headerValue } from '../support/recorded-request.js';
@@ -213,6 +214,51 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
       ['tools/call echo', 'b'],
       ['tools/list', 'a'],
     ]);
+  });
+
+  it('a batch past maxRequestSpans: spans for the first requests only, the rest counted; every answer delivered', async () => {
+    const receiver = track(await startOtlpReceiver());
+    const server = track(await startV1Server({ mode: 'json' }));
+    const edge = track(
+      await startTracedEdge(server.url, receiver.url, '', { traces: 'maxRequestSpans: 2', metrics: true }),
+    );
+    const { sessionId } = await initializeRaw(edge.url);
+    const client = clientTraceparent();
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: {
+        ...MCP_POST_HEADERS,
+        'mcp-protocol-version': '2025-03-26',
+        'mcp-session-id': sessionId ?? '',
+        traceparent: client.header,
+      },
+      body: JSON.stringify(
+        ids.map((id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: id } },
+        })),
+      ),
+    });
+    const answers = (await res.json()) as { id: string }[];
+    expect(answers.map((a) => a.id).sort()).toEqual(ids);
+
+    const [exchange] = await receiver.waitFor((s) => s.traceId === client.traceId && s.name === 'POST /mcp');
+    expect(exchange?.attributes['mcp_edge.request_spans_skipped']).toBe(3);
+    // A later exchange's spans reached the receiver: had the batch's other three been exported, they would have too.
+    const after = clientTraceparent();
+    await fetch(edge.url, {
+      method: 'POST',
+      headers: { ...MCP_POST_HEADERS, 'mcp-session-id': sessionId ?? '', traceparent: after.header },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'later', method: 'tools/list' }),
+    }).then((r) => r.arrayBuffer());
+    await receiver.waitFor((s) => s.traceId === after.traceId && s.name === 'tools/list');
+    const children = receiver.spans.filter((s) => s.parentSpanId === exchange?.spanId);
+    expect(children.map((s) => s.attributes['jsonrpc.request.id']).sort()).toEqual(['a', 'b']);
+    const text = await (await fetch(edge.metricsUrl ?? '')).text();
+    expect(sample(text, 'mcp_edge_spans_dropped_total', { reason: 'exchange_bound' })).toBe(3);
   });
 
   it('puts the MCP attributes on the MCP spans, and on the exchange span only when it has none (a DELETE)', async () => {

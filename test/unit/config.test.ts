@@ -145,6 +145,7 @@ describe('valid files', () => {
           maxExportBatchSize: 512,
           scheduledDelay: 5_000,
           exportTimeout: 10_000,
+          maxRequestSpans: 100,
         },
       },
     });

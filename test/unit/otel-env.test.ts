@@ -10,6 +10,7 @@ const traces = (exporter: TracesConfig['exporter']): TracesConfig => ({
   maxExportBatchSize: 512,
   scheduledDelay: 5000,
   exportTimeout: 10000,
+  maxRequestSpans: 100,
 });
 
 describe('whether tracing is on', () => {

@@ -14,7 +14,7 @@ import type { Direction, LimitName, LimitViolation, MessageMeasurement } from '.
 import type { HostBudgetObservation } from '../../hosts/host-judge.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
-import type { DropReason } from '../../telemetry/bounded-processor.js';
+import { DROP_REASONS, type DropReason } from '../../telemetry/bounded-processor.js';
 import {
   answerOutcome,
   ceilingAttributes,
@@ -110,16 +110,22 @@ const ERROR = 2;
 const EXCHANGE_SPAN: SpanOptions = { kind: SERVER };
 
 /**
- * What counts the spans the exporter never got: mcp_edge_spans_dropped_total when metrics are on, and the
- * log at warn (at most once a minute, with the totals), so a drop is never silent.
+ * What counts the spans the exporter never got (and the request spans past an exchange's bound, never
+ * started): mcp_edge_spans_dropped_total when metrics are on, and the log at warn (at most once a minute,
+ * with the totals), so a drop is never silent.
  */
 export function spanDropCounter(
   metrics: EdgeMetrics | undefined,
   log: Logger,
 ): (n: number, r: DropReason) => void {
-  const totals: Record<DropReason, number> = { queue_full: 0, export_failed: 0, export_timeout: 0 };
+  const totals: Record<DropReason, number> = {
+    queue_full: 0,
+    export_failed: 0,
+    export_timeout: 0,
+    exchange_bound: 0,
+  };
   // Each reason's series exists from the start at 0, so the first drop is an increase Prometheus can see.
-  for (const reason of Object.keys(totals) as DropReason[]) metrics?.spansDropped(0, reason);
+  for (const reason of DROP_REASONS) metrics?.spansDropped(0, reason);
   let lastWarned = 0;
   return (count, reason) => {
     totals[reason] += count;
@@ -127,7 +133,10 @@ export function spanDropCounter(
     const now = Date.now();
     if (now - lastWarned >= 60_000) {
       lastWarned = now;
-      log.warn({ dropped: { ...totals } }, 'spans dropped: the trace exporter is down, slow or behind');
+      log.warn(
+        { dropped: { ...totals } },
+        'spans dropped: the trace exporter is down, slow or behind, or a batch passed maxRequestSpans',
+      );
     }
   };
 }
@@ -144,11 +153,16 @@ export function tracesFilter(
   config: TracesConfig,
   transport: ExchangeFacts['transport'],
   log: Logger,
+  dropped: (count: number, reason: DropReason) => void,
 ): ExchangeFilter {
   const { api, tracer, propagator } = tracing;
   const traces = new ExchangeSlot<ExchangeTrace>();
 
-  /** A span per traced message of the request, children of the exchange span (`context`). */
+  /**
+   * A span per traced message of the request, children of the exchange span (`context`), up to
+   * maxRequestSpans: the rest are counted (a span waits for its answer, so a client's batch would otherwise
+   * hold one per message).
+   */
   const startRequestSpans = (
     trace: ExchangeTrace,
     request: ExchangeRequest,
@@ -162,8 +176,13 @@ export function tracesFilter(
       transport,
     };
     let spans = 0;
+    let skipped = 0;
     for (const message of request.messages) {
       if (!tracedMessage(message)) continue;
+      if (spans === config.maxRequestSpans) {
+        skipped++;
+        continue;
+      }
       spans++;
       const span = tracer.startSpan(
         requestSpanName(message),
@@ -173,6 +192,10 @@ export function tracesFilter(
       const id = message.kind === 'request' ? requestIdText(message.id) : undefined;
       if (id !== undefined && !trace.waiting.has(id)) trace.waiting.set(id, span);
       else trace.others.push(span);
+    }
+    if (skipped > 0) {
+      exchangeSpan.setAttribute('mcp_edge.request_spans_skipped', skipped);
+      dropped(skipped, 'exchange_bound');
     }
     // The MCP attributes go on the MCP spans; an exchange without one (a GET stream, a DELETE, a body of
     // responses) carries them itself.
@@ -272,7 +295,8 @@ export function tracesOf(
 ): ExchangeFilter[] {
   const traces = config.telemetry.traces;
   if (!tracesEnabled(traces, env)) return [];
-  const tracing = startTracing(traces, env, spanDropCounter(metrics, log));
+  const dropped = spanDropCounter(metrics, log);
+  const tracing = startTracing(traces, env, dropped);
   log.info({ protocol: tracing.protocol }, 'traces are exported over OTLP');
-  return [tracesFilter(tracing, traces, config.upstream.stdio !== undefined ? 'pipe' : 'tcp', log)];
+  return [tracesFilter(tracing, traces, config.upstream.stdio !== undefined ? 'pipe' : 'tcp', log, dropped)];
 }
