@@ -37,6 +37,25 @@ async function one(
   return span!;
 }
 
+/** POSTs `body` on the session (a 2025-03-26 batch when an array) with the client's traceparent. */
+function postTraced(
+  url: string,
+  sessionId: string | null,
+  traceparent: string,
+  body: unknown,
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      ...MCP_POST_HEADERS,
+      'mcp-protocol-version': '2025-03-26',
+      'mcp-session-id': sessionId ?? '',
+      traceparent,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 describe('traces of an HTTP upstream, SDK v1 client and server', () => {
   it("continues the client's trace; the upstream's traceparent names the edge's span; the log line names both", async () => {
     const receiver = track(await startOtlpReceiver());
@@ -193,19 +212,10 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     const edge = track(await startTracedEdge(server.url, receiver.url));
     const { sessionId } = await initializeRaw(edge.url);
     const client = clientTraceparent();
-    const res = await fetch(edge.url, {
-      method: 'POST',
-      headers: {
-        ...MCP_POST_HEADERS,
-        'mcp-protocol-version': '2025-03-26',
-        'mcp-session-id': sessionId ?? '',
-        traceparent: client.header,
-      },
-      body: JSON.stringify([
-        { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
-        { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
-      ]),
-    });
+    const res = await postTraced(edge.url, sessionId, client.header, [
+      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+      { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+    ]);
     await res.arrayBuffer();
 
     const [exchange] = await receiver.waitFor((s) => s.traceId === client.traceId && s.name === 'POST /mcp');
@@ -225,35 +235,31 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     const { sessionId } = await initializeRaw(edge.url);
     const client = clientTraceparent();
     const ids = ['a', 'b', 'c', 'd', 'e'];
-    const res = await fetch(edge.url, {
-      method: 'POST',
-      headers: {
-        ...MCP_POST_HEADERS,
-        'mcp-protocol-version': '2025-03-26',
-        'mcp-session-id': sessionId ?? '',
-        traceparent: client.header,
-      },
-      body: JSON.stringify(
-        ids.map((id) => ({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: { name: 'echo', arguments: { text: id } },
-        })),
-      ),
-    });
+    const res = await postTraced(
+      edge.url,
+      sessionId,
+      client.header,
+      ids.map((id) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: id } },
+      })),
+    );
     const answers = (await res.json()) as { id: string }[];
     expect(answers.map((a) => a.id).sort()).toEqual(ids);
 
     const [exchange] = await receiver.waitFor((s) => s.traceId === client.traceId && s.name === 'POST /mcp');
     expect(exchange?.attributes['mcp_edge.request_spans_skipped']).toBe(3);
-    // A later exchange's spans reached the receiver: had the batch's other three been exported, they would have too.
+    // Spans go out in the order they end: once a later exchange's span arrived, the batch's are all in.
     const after = clientTraceparent();
-    await fetch(edge.url, {
-      method: 'POST',
-      headers: { ...MCP_POST_HEADERS, 'mcp-session-id': sessionId ?? '', traceparent: after.header },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'later', method: 'tools/list' }),
-    }).then((r) => r.arrayBuffer());
+    await (
+      await postTraced(edge.url, sessionId, after.header, {
+        jsonrpc: '2.0',
+        id: 'later',
+        method: 'tools/list',
+      })
+    ).arrayBuffer();
     await receiver.waitFor((s) => s.traceId === after.traceId && s.name === 'tools/list');
     const children = receiver.spans.filter((s) => s.parentSpanId === exchange?.spanId);
     expect(children.map((s) => s.attributes['jsonrpc.request.id']).sort()).toEqual(['a', 'b']);
