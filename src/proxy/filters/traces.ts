@@ -118,23 +118,18 @@ export function spanDropCounter(
   metrics: EdgeMetrics | undefined,
   log: Logger,
 ): (n: number, r: DropReason) => void {
-  const totals: Record<DropReason, number> = {
-    queue_full: 0,
-    export_failed: 0,
-    export_timeout: 0,
-    exchange_bound: 0,
-  };
+  const totals = new Map<DropReason, number>(DROP_REASONS.map((reason) => [reason, 0]));
   // Each reason's series exists from the start at 0, so the first drop is an increase Prometheus can see.
   for (const reason of DROP_REASONS) metrics?.spansDropped(0, reason);
   let lastWarned = 0;
   return (count, reason) => {
-    totals[reason] += count;
+    totals.set(reason, (totals.get(reason) ?? 0) + count);
     metrics?.spansDropped(count, reason);
     const now = Date.now();
     if (now - lastWarned >= 60_000) {
       lastWarned = now;
       log.warn(
-        { dropped: { ...totals } },
+        { dropped: Object.fromEntries(totals) },
         'spans dropped: the trace exporter is down, slow or behind, or a batch passed maxRequestSpans',
       );
     }
