@@ -3,7 +3,9 @@
 // --fail-over host's budget, 2 usage, 3 the server could not be reached or initialized.
 import { readFileSync } from 'node:fs';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { formatProblem } from '../config/config-error.js';
 import { ConfigError, defaultConfig, loadConfigFile } from '../config/load.js';
+import { printable, printableJsonLines } from '../core/printable.js';
 import { DEFAULT_HOST_BUDGETS, HostTable } from '../hosts/host-table.js';
 import type { HostProfile } from '../hosts/profiles.js';
 import { AUDIT_USAGE, type AuditOptions, AuditUsageError, parseAuditArgs } from './args.js';
@@ -121,6 +123,25 @@ async function audit(
   return report;
 }
 
+/**
+ * Why the server could not be reached or initialized (`ended`: how its process ended before audit stopped
+ * it, else the error), and the last lines of its stderr: all in printable form.
+ */
+function unreachableText(
+  options: AuditOptions,
+  transport: Transport,
+  error: unknown,
+  ended: string | undefined,
+): string {
+  const lines =
+    transport instanceof EdgeStdioTransport ? transport.recentStderr.filter((l) => l !== ended) : [];
+  const stderr =
+    lines.length > 0
+      ? `  the server's last stderr lines:\n${lines.map((l) => `    ${printable(l)}`).join('\n')}\n`
+      : '';
+  return `mcp-edge audit: could not reach or initialize ${printable(describeTarget(options))}: ${printable(ended ?? reasonOf(error))}\n${stderr}`;
+}
+
 /** Runs `mcp-edge audit ARGS`; resolves to the exit code. */
 export async function runAudit(argv: readonly string[], output: Output): Promise<number> {
   const own = argv.indexOf('--') >= 0 ? argv.slice(0, argv.indexOf('--')) : argv;
@@ -149,11 +170,12 @@ export async function runAudit(argv: readonly string[], output: Output): Promise
     }
   } catch (error) {
     if (error instanceof AuditUsageError || error instanceof CallsFileError) {
-      output.err(`mcp-edge audit: ${error.message}\n\nUsage:\n${AUDIT_USAGE}\n`);
+      output.err(`mcp-edge audit: ${printable(error.message)}\n\nUsage:\n${AUDIT_USAGE}\n`);
       return EXIT_USAGE;
     }
     if (error instanceof ConfigError) {
-      output.err(`mcp-edge audit: configuration error\n${error.message}\n`);
+      const problems = error.problems.map((p) => printable(formatProblem(error.file, p)));
+      output.err(`mcp-edge audit: configuration error\n${problems.join('\n')}\n`);
       return EXIT_USAGE;
     }
     throw error;
@@ -166,17 +188,10 @@ export async function runAudit(argv: readonly string[], output: Output): Promise
   try {
     session = await openSession(transport, tap, bounds.remaining());
   } catch (error) {
-    await transport.close().catch(() => {});
+    // Read before close: a server that answered initialize with an error is ended by audit's own SIGTERM.
     const ended = transport instanceof EdgeStdioTransport ? transport.ended : undefined;
-    const lines =
-      transport instanceof EdgeStdioTransport ? transport.recentStderr.filter((l) => l !== ended) : [];
-    const stderr =
-      lines.length > 0
-        ? `  the server's last stderr lines:\n${lines.map((l) => `    ${l}`).join('\n')}\n`
-        : '';
-    output.err(
-      `mcp-edge audit: could not reach or initialize ${describeTarget(options)}: ${ended ?? reasonOf(error)}\n${stderr}`,
-    );
+    await transport.close().catch(() => {});
+    output.err(unreachableText(options, transport, error, ended));
     return EXIT_UNREACHABLE;
   }
   let report: AuditReport;
@@ -185,9 +200,11 @@ export async function runAudit(argv: readonly string[], output: Output): Promise
   } finally {
     await session.close();
   }
-  output.out(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatAuditTable(report));
+  output.out(
+    options.json ? `${printableJsonLines(JSON.stringify(report, null, 2))}\n` : formatAuditTable(report),
+  );
   if (report.failOver.over.length > 0) {
-    for (const line of report.failOver.over) output.err(`mcp-edge audit: over budget: ${line}\n`);
+    for (const line of report.failOver.over) output.err(`mcp-edge audit: over budget: ${printable(line)}\n`);
     return EXIT_OVER_BUDGET;
   }
   return 0;

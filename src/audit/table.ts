@@ -1,10 +1,19 @@
-// The audit as a readable table for a terminal.
+// The audit as a readable table for a terminal. Most of what it shows was chosen by the server audited (its
+// name, tool names, error messages, findings that quote them): every value goes through printable, as a
+// grid cell or as a substitution of the `shown` tag, so the only control characters printed are the
+// table's own line breaks.
+import { printable } from '../core/printable.js';
 import type { HostShare } from './catalog.js';
 import type { AuditReport } from './report.js';
 
 const number = new Intl.NumberFormat('en-US');
 const n = (value: number): string => number.format(value);
 const percent = (share: number): string => `${(share * 100).toFixed(share < 0.1 ? 2 : 1)}%`;
+
+/** A template literal whose substitutions are shown in their printable form; its own text is the table's. */
+function shown(text: TemplateStringsArray, ...values: readonly unknown[]): string {
+  return text.reduce((line, part, i) => `${line}${printable(String(values[i - 1]))}${part}`);
+}
 
 function row(cells: readonly string[], widths: readonly number[], right: ReadonlySet<number>): string {
   return `  ${cells
@@ -13,7 +22,8 @@ function row(cells: readonly string[], widths: readonly number[], right: Readonl
     .trimEnd()}`;
 }
 
-function grid(header: readonly string[], rows: readonly string[][], right: ReadonlySet<number>): string[] {
+function grid(header: readonly string[], cells: readonly string[][], right: ReadonlySet<number>): string[] {
+  const rows = cells.map((r) => r.map(printable));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   return [row(header, widths, right), ...rows.map((r) => row(r, widths, right))];
 }
@@ -26,9 +36,9 @@ function sizeText(size: HostShare): string {
 export function formatAuditTable(report: AuditReport): string {
   const lines: string[] = [];
   const { server, catalog } = report;
-  lines.push(`mcp-edge audit of ${server.target}`);
+  lines.push(shown`mcp-edge audit of ${server.target}`);
   lines.push(
-    `server ${server.name ?? '(no name)'} ${server.version ?? ''}, protocol ${report.protocolVersion ?? '(unknown)'}`,
+    shown`server ${server.name ?? '(no name)'} ${server.version ?? ''}, protocol ${report.protocolVersion ?? '(unknown)'}`,
   );
   lines.push('');
   lines.push(
@@ -120,9 +130,10 @@ export function formatAuditTable(report: AuditReport): string {
     for (const c of report.calls) {
       for (const [host, size] of Object.entries(c.hosts)) if (size.over) pasts.set(host, size.past);
     }
-    for (const [host, past] of pasts) lines.push(`  past its budget, ${host}: ${past}`);
+    for (const [host, past] of pasts) lines.push(shown`  past its budget, ${host}: ${past}`);
     for (const c of report.calls) {
-      if (c.error !== undefined) lines.push(`  line ${c.line} (${c.tool ?? c.method}): ${c.error.message}`);
+      if (c.error !== undefined)
+        lines.push(shown`  line ${c.line} (${c.tool ?? c.method}): ${c.error.message}`);
     }
   }
   lines.push('');
@@ -130,16 +141,16 @@ export function formatAuditTable(report: AuditReport): string {
   else {
     lines.push(`Findings (${report.findings.length}):`);
     for (const f of report.findings) {
-      lines.push(`  ! ${f.code}: ${f.message}`);
-      lines.push(`    fix: ${f.fix}`);
+      lines.push(shown`  ! ${f.code}: ${f.message}`);
+      lines.push(shown`    fix: ${f.fix}`);
     }
   }
   if (report.failOver.hosts.length > 0) {
     lines.push('');
     lines.push(
       report.failOver.over.length === 0
-        ? `Within the budget of ${report.failOver.hosts.join(', ')}.`
-        : `Over budget (--fail-over): ${report.failOver.over.join('; ')}`,
+        ? shown`Within the budget of ${report.failOver.hosts.join(', ')}.`
+        : shown`Over budget (--fail-over): ${report.failOver.over.join('; ')}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -17,6 +17,8 @@ import {
   SIZED_FOR_ANNOTATION,
 } from '../../scripts/memory-formula.js';
 import { parseConfigText } from '../../src/config/load.js';
+import type { EdgeConfig } from '../../src/config/schema.js';
+import { TenantResolver } from '../../src/tenancy/tenant-resolver.js';
 import { REPO_ROOT } from '../support/processes.js';
 import { type Manifest, schemaProblems, typeProblems } from './kube-schema.js';
 import {
@@ -147,6 +149,24 @@ function renderedConfig(manifests: readonly Manifest[], env: Record<string, stri
   return parseConfigText(String(at(configMap, 'data', CONFIG_KEY)), 'chart ConfigMap', env).config;
 }
 
+/** The tenant the rendered config gives a request naming `tenant` in x-tenant-id, from `peer`. */
+async function tenantFromHeader(
+  config: EdgeConfig,
+  tenant: string,
+  peer: string,
+): Promise<string | undefined> {
+  const decision = await new TenantResolver(config.tenancy, Object.keys(config.tenants)).resolve(
+    { 'x-tenant-id': tenant },
+    peer,
+  );
+  return decision.ok ? decision.tenant : undefined;
+}
+
+/** An address on the pod network of most clusters, and one in the gateway's range the tests set. */
+const SOME_POD = '10.1.2.3';
+const GATEWAY_CIDR = '10.42.7.0/24';
+const GATEWAY_POD = '10.42.7.9';
+
 // helm runs as a child process per render, and the type check compiles every manifest: minutes on a loaded machine.
 describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
   it('passes helm lint --strict', async () => {
@@ -206,6 +226,8 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
       'apiKeys.secretName=mcp-keys',
       'apiKeys.tenants.team-a={ci,laptop}',
       'apiKeys.tenants.team-c={ops}',
+      'config.tenancy.resolve[0].header=x-tenant-id',
+      `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
     ]);
     const edge = edgeContainer(manifestOf(manifests, 'Deployment', RELEASE));
     const env = listAt(edge, 'env').filter(isRecord);
@@ -234,6 +256,44 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
     await expect(render(['apiKeys.tenants.team-a={ci}'])).rejects.toThrow(
       /apiKeys\.secretName: name the Secret/,
     );
+  });
+
+  it('by default takes no tenant from a header: a pod naming team-a in x-tenant-id is the default tenant', async () => {
+    const config = renderedConfig(await render());
+    expect(config.tenancy.resolve.filter((resolver) => 'header' in resolver)).toEqual([]);
+    expect(await tenantFromHeader(config, 'team-a', SOME_POD)).toBe('default');
+    expect(await tenantFromHeader(config, 'team-a', GATEWAY_POD)).toBe('default');
+  });
+
+  it('does not render a tenant header resolver without trustedProxies, and names the value to set', async () => {
+    const message =
+      /config\.tenancy\.resolve\[0\]\.trustedProxies: list the CIDRs of the proxies that set x-tenant-id \(your gateway's pods\)/;
+    const header = 'config.tenancy.resolve[0].header=x-tenant-id';
+    await expect(render([header])).rejects.toThrow(message);
+    // `--set x={}` is a list of one empty string in Helm.
+    await expect(render([header, 'config.tenancy.resolve[0].trustedProxies={}'])).rejects.toThrow(message);
+    // After an apiKey resolver the index is still the one in config.tenancy.resolve.
+    await expect(
+      render([
+        'apiKeys.secretName=mcp-keys',
+        'apiKeys.tenants.team-a={ci}',
+        'config.tenancy.resolve[0].header=x-team',
+        `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
+        'config.tenancy.resolve[1].header=x-tenant-id',
+      ]),
+    ).rejects.toThrow(/config\.tenancy\.resolve\[1\]\.trustedProxies: list the CIDRs/);
+  });
+
+  it('renders a tenant header resolver with its trustedProxies: believed from those peers only', async () => {
+    const config = renderedConfig(
+      await render([
+        'config.tenancy.resolve[0].header=x-tenant-id',
+        `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
+      ]),
+    );
+    expect(config.tenancy.resolve).toEqual([{ header: 'x-tenant-id', trustedProxies: [GATEWAY_CIDR] }]);
+    expect(await tenantFromHeader(config, 'team-a', GATEWAY_POD)).toBe('team-a');
+    expect(await tenantFromHeader(config, 'team-a', SOME_POD)).toBe('default');
   });
 
   it("sizes mcp-edge's memory by the formula, with the figures measured for the image's Node line", async () => {

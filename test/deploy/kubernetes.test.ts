@@ -13,6 +13,7 @@ import {
   SIZED_FOR_ANNOTATION,
 } from '../../scripts/memory-formula.js';
 import { defaultConfig, parseConfigText } from '../../src/config/load.js';
+import { TenantResolver } from '../../src/tenancy/tenant-resolver.js';
 import { type ChildHandle, REPO_ROOT, spawnTsx } from '../support/processes.js';
 import { execForm, instructionsOf, parseDockerfile } from './dockerfile.js';
 import { type Manifest, schemaProblems, typeProblems } from './kube-schema.js';
@@ -295,6 +296,14 @@ describe('the Kubernetes sidecar example (deploy/kubernetes)', () => {
     const manifest: Manifest = { origin: 'deployment.yaml + plain-container.patch.yaml', value: plain };
     expect(schemaProblems([manifest])).toEqual([]);
     expect(typeProblems([manifest])).toEqual([]);
+  });
+
+  it('takes no tenant from a header as shipped: a pod naming team-a in x-tenant-id is the default tenant', async () => {
+    expect(edgeConfig.tenancy.resolve.filter((resolver) => 'header' in resolver)).toEqual([]);
+    const resolver = new TenantResolver(edgeConfig.tenancy, Object.keys(edgeConfig.tenants));
+    // 10.1.2.3: an address on the pod network of most clusters.
+    const decision = await resolver.resolve({ 'x-tenant-id': 'team-a' }, '10.1.2.3');
+    expect(decision).toMatchObject({ ok: true, tenant: 'default' });
   });
 
   it('ships a config that passes `mcp-edge check-config`', async () => {

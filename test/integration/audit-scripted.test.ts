@@ -1,10 +1,13 @@
 // `mcp-edge audit` against scripted servers (raw HTTP: exactly the bytes each test writes), for the contract
-// findings on cursors and for descriptors whose bytes as sent differ from their re-serialized JSON; and
-// through a real edge, where audit's numbers and the edge's metrics must agree to the byte.
+// findings on cursors and for descriptors whose bytes as sent differ from their re-serialized JSON; against
+// the scripted stdio server speaking in terminal control sequences; and through a real edge, where audit's
+// numbers and the edge's metrics must agree to the byte.
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/metrics/families.js';
 import { callsFile, runAudit, stopAudits } from '../support/audit-cli.js';
 import { sample } from '../support/exposition.js';
+import { REPO_ROOT } from '../support/processes.js';
 import {
   jsonReply,
   parseJsonBody,
@@ -14,6 +17,7 @@ import {
 } from '../support/raw-upstream.js';
 import { startServerEverything } from '../support/server-everything.js';
 import { startTestEdge } from '../support/start-edge.js';
+import { controlsIn, HOSTILE, HOSTILE_SHOWN } from '../support/terminal-text.js';
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -158,6 +162,55 @@ describe('mcp-edge audit: scripted servers', () => {
     const promised = json.findings.find((f) => f.code === 'promised-parameter-missing');
     expect(promised?.subject).toBe('café');
     expect(promised?.message).toContain('"cursor"');
+  }, 60_000);
+});
+
+describe('mcp-edge audit: a server that writes terminal control sequences', () => {
+  const scripted = (mode: string) => [
+    process.execPath,
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'test/fixtures/stdio-scripted-server.ts'),
+    mode,
+  ];
+
+  it("prints its name, version, tool names, error messages and findings escaped: no control byte but the table's line breaks", async () => {
+    const calls = callsFile([{ tool: `evil${HOSTILE}`, arguments: {} }]);
+    const table = await runAudit(['--calls', calls, '--', ...scripted('--hostile')]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(controlsIn(table.bytes.stdout)).toEqual([]);
+    expect(controlsIn(table.bytes.stderr)).toEqual([]);
+    const lines = table.stdout.split('\n');
+    expect(lines).toContain(`server scripted${HOSTILE_SHOWN} 1.0.0${HOSTILE_SHOWN}, protocol 2025-11-25`);
+    // The tool's row, its call's row and error, and the findings that quote the server.
+    expect(lines.filter((l) => l.startsWith(`  evil${HOSTILE_SHOWN}  `))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes(`evil${HOSTILE_SHOWN}`))).toHaveLength(4);
+    expect(lines).toContain(`  line 1 (evil${HOSTILE_SHOWN}): unknown tool${HOSTILE_SHOWN}`);
+    expect(table.stdout).toContain(`  ! promised-parameter-missing: tool evil${HOSTILE_SHOWN}'s description`);
+    expect(table.stdout).toContain(`invalid cursor with error -32000 ("cursor${HOSTILE_SHOWN}")`);
+    expect(lines.some((l) => l.startsWith('Audit OK'))).toBe(false);
+
+    const json = await runAudit(['--json', '--calls', calls, '--', ...scripted('--hostile')]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(controlsIn(json.bytes.stdout)).toEqual([]);
+    // Escaped as JSON escapes them: the values parse back whole.
+    expect(json.json.server).toMatchObject({ name: `scripted${HOSTILE}`, version: `1.0.0${HOSTILE}` });
+    expect(json.json.catalog.tools.map((t) => t.name)).toContain(`evil${HOSTILE}`);
+  }, 90_000);
+
+  it('a server that refuses initialize: its error and its stderr lines are printed escaped', async () => {
+    const refused = await runAudit(['--', ...scripted('--hostile-refuse')]);
+    expect(refused.code).toBe(3);
+    expect(controlsIn(refused.bytes.stdout)).toEqual([]);
+    expect(controlsIn(refused.bytes.stderr)).toEqual([]);
+    const lines = refused.stderr.split('\n');
+    expect(lines[0]).toMatch(
+      /^mcp-edge audit: could not reach or initialize .*stdio-scripted-server\.ts --hostile-refuse: /,
+    );
+    expect(lines[0]).toContain(`MCP error -32603: no${HOSTILE_SHOWN}`);
+    expect(lines).toContain("  the server's last stderr lines:");
+    expect(lines).toContain(`    starting${HOSTILE_SHOWN}`);
+    expect(lines).toContain(`    fatal: no key\\u000dAudit OK${HOSTILE_SHOWN}`);
   }, 60_000);
 });
 

@@ -11,6 +11,8 @@ export interface AuditRun {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** stdout and stderr as the bytes written. */
+  bytes: { stdout: Buffer; stderr: Buffer };
   /** stdout parsed, when --json was given. */
   json: AuditJson;
 }
@@ -74,7 +76,13 @@ export async function runAudit(args: string[]): Promise<AuditRun> {
       throw new Error(`audit printed no JSON (exit ${exit.code}):\n${stdout}\n${child.stderr()}`);
     }
   }
-  return { code: exit.code, stdout, stderr: child.stderr(), json };
+  return {
+    code: exit.code,
+    stdout,
+    stderr: child.stderr(),
+    bytes: { stdout: child.bytes('stdout'), stderr: child.bytes('stderr') },
+    json,
+  };
 }
 
 /** A calls file (JSON Lines) in a fresh temporary directory. */

@@ -1,6 +1,7 @@
 // Child processes for CLI and peer tests: spawned by handle, output captured, stopped by that same handle.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -27,6 +28,8 @@ export interface ChildHandle {
   /** Everything written so far. */
   stdout(): string;
   stderr(): string;
+  /** Every byte written so far, as written (for tests of what reaches a terminal). */
+  bytes(stream: 'stdout' | 'stderr'): Buffer;
   /** Resolves with the exit once the process has exited and all its output is read (never rejects). */
   exited: Promise<ChildExit>;
   /** The exit, or undefined while running. */
@@ -63,12 +66,17 @@ export function spawnProgram(program: string, args: string[], opts: SpawnOptions
   });
   if (child.pid === undefined) throw new Error(`could not spawn ${program} ${args.join(' ')}`);
   const output: Record<StreamName, string> = { stdout: '', stderr: '' };
+  const raw: Record<StreamName, Buffer[]> = { stdout: [], stderr: [] };
   const lineListeners = new Set<(stream: StreamName) => void>();
   for (const stream of ['stdout', 'stderr'] as const) {
-    child[stream]?.setEncoding('utf8');
-    child[stream]?.on('data', (text: string) => {
-      output[stream] += text;
+    const decoder = new StringDecoder('utf8');
+    child[stream]?.on('data', (chunk: Buffer) => {
+      raw[stream].push(chunk);
+      output[stream] += decoder.write(chunk);
       for (const listener of lineListeners) listener(stream);
+    });
+    child[stream]?.on('end', () => {
+      output[stream] += decoder.end();
     });
   }
 
@@ -151,6 +159,7 @@ export function spawnProgram(program: string, args: string[], opts: SpawnOptions
     pid: child.pid,
     stdout: () => output.stdout,
     stderr: () => output.stderr,
+    bytes: (stream) => Buffer.concat(raw[stream]),
     exited,
     exit: () => exitInfo,
     waitForLine,

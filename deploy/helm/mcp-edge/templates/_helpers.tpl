@@ -25,9 +25,27 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- regexReplaceAll "[^A-Z0-9_]" (printf "MCP_EDGE_KEY_%s_%s" (index . 0) (index . 1) | upper) "_" -}}
 {{- end -}}
 
+{{/*
+A tenant header resolver of config.tenancy.resolve must list the peers it believes: rendering stops on one
+without them (mcp-edge would refuse the file too, but only once the pod starts). `--set 'x={}'` makes [""].
+*/}}
+{{- define "mcp-edge.checkTenantHeaders" -}}
+{{- $tenancy := default (dict) .tenancy -}}
+{{- range $index, $item := default (list) $tenancy.resolve -}}
+{{- if and (kindIs "map" $item) (hasKey $item "header") -}}
+{{- $proxies := $item.trustedProxies -}}
+{{- if kindIs "slice" $proxies -}}{{- $proxies = compact $proxies -}}{{- end -}}
+{{- if empty $proxies -}}
+{{- fail (printf "config.tenancy.resolve[%d].trustedProxies: list the CIDRs of the proxies that set %s (your gateway's pods); only they are believed. Never the pod network: from there any pod could pick a tenant" $index (toString $item.header)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The config file: .Values.config, with the apiKey resolver and its tenants when apiKeys.tenants is set. */}}
 {{- define "mcp-edge.config" -}}
 {{- $config := deepCopy .Values.config -}}
+{{- include "mcp-edge.checkTenantHeaders" $config -}}
 {{- with .Values.apiKeys.tenants -}}
 {{- if not $.Values.apiKeys.secretName -}}
 {{- fail "apiKeys.secretName: name the Secret that holds the hashes of apiKeys.tenants" -}}
