@@ -47,9 +47,14 @@ const stdioSchema = z.strictObject({
   idleTimeout: durationSchema.default(15 * 60_000),
   // A session that has sent no request since its initialize is ended this long after it; 0: only idleTimeout.
   idleTimeoutBeforeFirstRequest: durationSchema.default(60_000),
-  // Children alive at once (sessions and the sessionless pools); past it a new one gets a 503.
+  // A session whose client has no stream open and no request in flight is ended this long after (a client
+  // that left without a DELETE: the SDK v1 client's close() sends none); 0: only idleTimeout.
+  idleTimeoutWithoutStream: durationSchema.default(60_000),
+  // Children alive at once (sessions and the sessionless pools); at it a new one takes the place of the idle
+  // child quiet the longest (nothing open, nothing in flight), and gets a 503 when none is idle.
   maxProcesses: z.number().int().min(1).default(64),
-  // Children one tenant may have alive at once. Default: half of maxProcesses, rounded up; all of them
+  // Children one tenant may have alive at once (at it, as at maxProcesses, with the tenant's own idle
+  // children). Default: half of maxProcesses, rounded up; all of them
   // when tenancy.resolve is empty (every request is then one tenant's): processesPerTenant in stdio-upstream.ts.
   maxProcessesPerTenant: z.number().int().min(1).optional(),
   // After SIGTERM, how long a child has to exit before SIGKILL.

@@ -3,8 +3,10 @@
 // mcp-edge. When that pipe reaches EOF (mcp-edge exited in any way, SIGKILL included: the kernel closes
 // its end), the watchdog sends SIGTERM to every group still listed and SIGKILL after the longest grace.
 // A group is listed from its spawn until mcp-edge has ended it (stdio-process.ts), so the watchdog never
-// signals a group id the kernel could have handed to an unrelated process. There is one watchdog per
-// mcp-edge process while it has groups, none while it has none.
+// signals a group id the kernel could have handed to an unrelated process: the last group is unlisted
+// too before the pipe's EOF. There is one watchdog per mcp-edge process while it has groups listed; it exits
+// as soon as the last is unlisted, having signalled nothing. (A session's DELETE is answered before its
+// child has ended: its group is listed, and the watchdog runs, until the child and its group are gone.)
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from 'pino';
 
@@ -52,13 +54,18 @@ class GroupGuard {
     if (!this.listed.delete(pgid)) return;
     const watchdog = this.watchdog;
     if (watchdog === undefined) return;
+    // Unlisted before anything else: whatever the watchdog does next, it never signals this id again.
+    watchdog.stdin?.write(`-${pgid}\n`);
     if (this.listed.size === 0) {
       // Nothing left to guard: EOF, and the watchdog exits with nothing to signal.
       this.watchdog = undefined;
       watchdog.stdin?.end();
-    } else {
-      watchdog.stdin?.write(`-${pgid}\n`);
     }
+  }
+
+  /** The watchdog's pid while one runs (tests check the process table by it). */
+  get watchdogPid(): number | undefined {
+    return this.watchdog?.pid;
   }
 
   /** Tracks a group being ended until it is. */

@@ -19,6 +19,7 @@ import { StdioChild } from './stdio-child.js';
 import { StdioChildren } from './stdio-children.js';
 import { resolveProgram, stdioProgramName } from './stdio-command.js';
 import { groupGuard } from './stdio-group-guard.js';
+import { giveWay, startQuietSweep } from './stdio-idle.js';
 import type { Upstream, UpstreamCall, UpstreamEvents, UpstreamExchange, UpstreamKind } from './upstream.js';
 
 /** The line a child may hold when the tenant has no response ceiling: enough to route it, then it streams. */
@@ -76,7 +77,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
   const { sessions } = children;
   let startFailure: string | undefined;
   let closing = false;
-  let sweep: NodeJS.Timeout | undefined;
+  let stopSweep = () => {};
   let events: UpstreamEvents | undefined;
 
   function spawnChild(exchange: UpstreamExchange, sessionId: string | undefined): StdioChild {
@@ -95,7 +96,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         startFailure = undefined;
       },
       onExit: (gone) => {
-        children.remove(gone, exchange.tenant, sessionId);
+        children.remove(gone);
         if (gone.failedToStart !== undefined) startFailure = gone.failedToStart;
       },
     });
@@ -103,29 +104,28 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     return child;
   }
 
-  function endIdle(): void {
-    const now = Date.now();
-    const unusedAfter = spec.idleTimeoutBeforeFirstRequest;
-    if (unusedAfter > 0) {
-      for (const [sessionId, session] of sessions) {
-        const { child } = session;
-        if (session.used || !child.alive || child.inFlight > 0 || now - session.idleSince < unusedAfter)
-          continue;
-        log.info(
-          { session: sessionId, tenant: session.tenant, program, idleTimeoutBeforeFirstRequest: unusedAfter },
-          'stdio: a session that sent no request after initialize is ended',
-        );
-        void child.stop(
-          `no request since initialize for ${unusedAfter} ms (upstream.stdio.idleTimeoutBeforeFirstRequest)`,
-        );
-      }
+  /** Spawns a new child in a place that is free, or that an idle child gives up (stdio-idle.ts: giveWay). */
+  function withRoom(call: UpstreamCall, spawn: () => void): void {
+    const { tenant } = call.exchange;
+    const room = children.room(tenant);
+    if (room.kind === 'free') {
+      spawn();
+      return;
     }
-    if (spec.idleTimeout <= 0) return;
-    for (const child of children.all) {
-      if (child.alive && child.inFlight === 0 && now - child.lastActivity >= spec.idleTimeout) {
-        void child.stop(`no request for ${spec.idleTimeout} ms (upstream.stdio.idleTimeout)`);
-      }
-    }
+    // The session rules found room for this exchange a moment ago, in the same turn: none is a bug.
+    if (room.kind === 'full')
+      throw new Error(`a new stdio child of ${tenant} found no room (${room.bound.setting})`);
+    const guard = call.guard();
+    void giveWay(children, tenant, room, log, program).then(
+      guard(() => {
+        if (closing) call.fail('unreachable', 'mcp-edge is shutting down');
+        else if (call.isOpen()) spawn();
+      }),
+      // Ending a child does not fail; should it, this exchange ends with the error (logged), not the process.
+      guard((err: unknown) => {
+        throw err;
+      }),
+    );
   }
 
   /** The session's child (the shell's session rules have checked it is live and the tenant's). */
@@ -151,11 +151,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     },
     start(reported) {
       events = reported;
-      const timeouts = [spec.idleTimeout, spec.idleTimeoutBeforeFirstRequest].filter((ms) => ms > 0);
-      if (timeouts.length > 0) {
-        sweep = setInterval(endIdle, Math.min(5000, Math.max(50, Math.min(...timeouts) / 4)));
-        sweep.unref();
-      }
+      stopSweep = startQuietSweep(children, spec, log, program);
     },
     handle(call) {
       const { exchange, request } = call;
@@ -174,11 +170,21 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
       }
       if (sessionId === undefined) {
         // Only a POST comes without a session (the shell's session rules answered the others).
-        const pooled = exchange.initializes ? undefined : children.pool(exchange.tenant);
-        const child = pooled?.alive
-          ? pooled
-          : spawnChild(exchange, exchange.initializes ? randomUUID() : undefined);
-        post(call, child, lines);
+        const pooled = () => {
+          const pool = exchange.initializes ? undefined : children.pool(exchange.tenant);
+          return pool?.alive ? pool : undefined;
+        };
+        const live = pooled();
+        if (live !== undefined) post(call, live, lines);
+        // A tenant's child started by another call while this one waited for room is shared, not doubled.
+        else
+          withRoom(call, () =>
+            post(
+              call,
+              pooled() ?? spawnChild(exchange, exchange.initializes ? randomUUID() : undefined),
+              lines,
+            ),
+          );
         return;
       }
       const child = sessionChild(sessionId, exchange.tenant);
@@ -191,6 +197,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
         void child.stop('the client ended its session (DELETE)');
         deliverNothing(call, 200, answerHeaders);
       } else {
+        opened(call, child);
         child.openGetStream((events) => deliverMessages(call, answerHeaders, events, false));
       }
     },
@@ -210,12 +217,19 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     processes: { alive: () => upstream.pids().length, limit: spec.maxProcesses },
     async close() {
       closing = true;
-      if (sweep !== undefined) clearInterval(sweep);
+      stopSweep();
       await Promise.all([...children.all].map((child) => child.stop('mcp-edge is shutting down')));
       // Groups whose leader exited by itself are still being ended: mcp-edge does not exit before they are.
       await groupGuard.settled();
     },
   };
+
+  /** The exchange keeps its child from being idle until its client's response has closed. */
+  function opened(call: UpstreamCall, child: StdioChild): void {
+    if (!call.isOpen()) return; // its client left already: its close may have passed
+    children.opened(child);
+    call.onClose(() => children.closed(child));
+  }
 
   /** An answer without a body (a notification taken, a session ended). */
   function deliverNothing(call: UpstreamCall, statusCode: number, headers: Record<string, string>): void {
@@ -244,6 +258,7 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     const sessionId = exchange.sessionId;
     const ids = exchange.requestIds;
     const routing = exchange.routing;
+    opened(call, child);
     if (sessionId !== undefined && ids.length > 0) {
       const session = sessions.get(sessionId);
       if (session !== undefined) session.used = true;

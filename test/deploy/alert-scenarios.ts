@@ -342,7 +342,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: 'mcp-edge runs 93.75% of its stdio processes',
               description:
-                'The stdio MCP server children of job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q (http://127.0.0.1:3000/mcp) have been above 80% of upstream.stdio.maxProcesses for 10 minutes (93.75%). New sessions get a 503 once every slot is taken: raise maxProcesses if the memory allows, or lower upstream.stdio.idleTimeout so abandoned sessions end sooner.',
+                'The stdio MCP server children of job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q (http://127.0.0.1:3000/mcp) have been above 80% of upstream.stdio.maxProcesses for 10 minutes (93.75%). New sessions take the places of idle sessions, and get a 503 once every slot is held by a session in use: raise maxProcesses if the memory allows, or lower upstream.stdio.idleTimeoutWithoutStream so abandoned sessions end sooner.',
               runbook_url: runbook('McpEdgeStdioProcessesNearLimit'),
             },
           },

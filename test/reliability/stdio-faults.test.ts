@@ -7,7 +7,7 @@ import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';
 import { connectV1Client, textOf } from '../support/clients.js';
 import { initializeRaw, MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
 import { isProcessAlive, waitFor } from '../support/processes.js';
-import { STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
+import { connectStreaming, STDIO_SERVERS, startStdioEdge } from '../support/stdio-edge.js';
 
 const { track } = trackHandles();
 
@@ -99,7 +99,8 @@ describe('stdio upstream: sessions and faults', () => {
 
   it('refuses a session past upstream.stdio.maxProcesses with a 503 JSON-RPC error that says so', async () => {
     const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture, { stdioYaml: '    maxProcesses: 1' }));
-    track(await connectV1Client(edge.url));
+    // A session in use (its GET stream open): it does not give up its place.
+    track(await connectStreaming(edge));
     const refused = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
     await expectCapacityRefusal(refused, 'maxProcesses', 1);
     // Counted as the HTTP upstream counts a call that found no connection: the upstream's capacity.
@@ -107,7 +108,7 @@ describe('stdio upstream: sessions and faults', () => {
     await expect.poll(refusedLine).toMatchObject({ outcome: 'upstream_capacity' });
   });
 
-  it('bounds one tenant to upstream.stdio.maxProcessesPerTenant: anonymous initializes filling their share do not stop another tenant', async () => {
+  it('bounds one tenant to upstream.stdio.maxProcessesPerTenant: anonymous sessions in use filling their share do not stop another tenant', async () => {
     const key = 'acme-key-0123456789';
     const edge = track(
       await startStdioEdge(STDIO_SERVERS.v1Fixture, {
@@ -116,11 +117,9 @@ describe('stdio upstream: sessions and faults', () => {
       }),
     );
     const anonymous = () => fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: INITIALIZE });
-    for (const n of [1, 2]) {
-      const opened = await anonymous();
-      await opened.arrayBuffer();
-      expect(opened.status, `anonymous initialize ${n}`).toBe(200);
-    }
+    // Two anonymous sessions in use (their GET streams open) fill their share; an idle one would give way.
+    for (const n of [1, 2])
+      expect(track(await connectStreaming(edge)).sessionId(), `anonymous ${n}`).toBeDefined();
     await expectCapacityRefusal(await anonymous(), 'maxProcessesPerTenant', 2);
     expect(
       edge.logs.some(

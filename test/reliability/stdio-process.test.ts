@@ -1,13 +1,17 @@
 // The stdio upstream as an operator runs it: mcp-edge as its own process (the CLI), its memory read from
 // /proc. A child that writes a 1 GiB line against a 4 MiB ceiling costs the edge O(ceiling); SIGTERM lets
 // the in-flight call finish, then ends every child and grandchild (checked by PID in the process table);
-// a grandchild does not outlive its leader's own exit, nor the edge's SIGTERM or SIGKILL.
+// a grandchild does not outlive its leader's own exit, nor the edge's SIGTERM or SIGKILL; the watchdog that
+// ends the groups if the edge is killed runs only while it has groups to end.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { groupGuard } from '../../src/upstream/stdio-group-guard.js';
 import { connectV1Client, textOf } from '../support/clients.js';
 import { initializeRaw, trackHandles } from '../support/handles.js';
 import {
@@ -18,7 +22,7 @@ import {
   spawnTsx,
   waitFor,
 } from '../support/processes.js';
-import { STDIO_SERVERS, stdioEdgeYaml } from '../support/stdio-edge.js';
+import { STDIO_SERVERS, startStdioEdge, stdioEdgeYaml } from '../support/stdio-edge.js';
 
 const { track, defer } = trackHandles();
 const MiB = 1024 * 1024;
@@ -184,5 +188,45 @@ describe("stdio upstream: a child's process group does not outlive its leader, n
       gone,
       `after ${Date.now() - killed} ms: leader ${isProcessRunning(run.leader) ? 'alive' : 'gone'}, grandchild ${isProcessRunning(run.grandchild) ? 'alive' : 'gone'}`,
     ).toBe(true);
+  }, 60_000);
+});
+
+describe('stdio upstream: the watchdog runs only while groups are listed', () => {
+  it('exits once the last group is unlisted, and signals no group it no longer lists', async () => {
+    // A process in a group of its own stands for a group id the kernel has handed to another process after
+    // mcp-edge ended the group it listed under that id.
+    const standIn = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    const pid = standIn.pid!;
+    defer(async () => {
+      if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    });
+    groupGuard.add(pid, 100, pino({ enabled: false }));
+    const watchdog = groupGuard.watchdogPid;
+    expect(watchdog).toBeDefined();
+    expect(await waitFor(() => isProcessRunning(watchdog!), 5000)).toBe(true);
+    groupGuard.remove(pid);
+    expect(groupGuard.watchdogPid).toBeUndefined();
+    expect(await waitFor(() => !isProcessRunning(watchdog!), 5000)).toBe(true);
+    // The watchdog is gone: what it did before it went is done. The process under the unlisted id runs on.
+    expect(isProcessRunning(pid), 'the watchdog signalled a group it no longer listed').toBe(true);
+  }, 60_000);
+
+  it('is gone once every session is deleted and its child has ended (by PID)', async () => {
+    const edge = track(await startStdioEdge(STDIO_SERVERS.v1Fixture));
+    const clients = [await connectV1Client(edge.url), await connectV1Client(edge.url)];
+    const pids = edge.upstream.pids();
+    expect(pids).toHaveLength(2);
+    const watchdog = groupGuard.watchdogPid;
+    expect(watchdog !== undefined && isProcessRunning(watchdog)).toBe(true);
+    for (const connected of clients) {
+      await connected.transport.terminateSession();
+      await connected.close();
+    }
+    expect(await waitFor(() => pids.every((pid) => !isProcessAlive(pid)), 10_000)).toBe(true);
+    expect(await waitFor(() => !isProcessRunning(watchdog!), 5000)).toBe(true);
+    expect(groupGuard.watchdogPid).toBeUndefined();
   }, 60_000);
 });

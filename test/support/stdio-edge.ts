@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { parseConfigText } from '../../src/config/load.js';
 import { createLogger, type RunningEdge, startEdge } from '../../src/run.js';
 import type { StdioUpstream } from '../../src/upstream/stdio-upstream.js';
+import { type ConnectedV1Client, connectV1Client, type V1ClientOptionsForTests } from './clients.js';
 import { sample } from './exposition.js';
-import { REPO_ROOT } from './processes.js';
+import { REPO_ROOT, waitFor } from './processes.js';
 import { capturedLog } from './start-edge.js';
 
 const NODE = process.execPath;
@@ -75,4 +76,23 @@ export async function undeliveredCount(edge: StdioTestEdge, reason: string): Pro
   if (edge.metricsUrl === undefined) throw new Error('the edge was started without metrics');
   const text = await (await fetch(edge.metricsUrl)).text();
   return sample(text, 'mcp_edge_undelivered_messages_total', { reason }) ?? 0;
+}
+
+/**
+ * An SDK v1 client whose session is in use: connected, and its GET stream open at the edge (the client opens
+ * it just after connect() returns). Until then its session is idle, and a new session at a process bound
+ * may take its place.
+ */
+export async function connectStreaming(
+  edge: StdioTestEdge,
+  options: V1ClientOptionsForTests = {},
+): Promise<ConnectedV1Client> {
+  const connected = await connectV1Client(edge.url, options);
+  const sessionId = connected.sessionId();
+  const open = () => sessionId !== undefined && edge.upstream.sessions?.streaming(sessionId) === true;
+  if (!(await waitFor(open, 10_000))) {
+    await connected.close();
+    throw new Error(`the GET stream of session ${sessionId} did not open within 10 s`);
+  }
+  return connected;
 }

@@ -27,6 +27,7 @@ describe('upstream.stdio', () => {
       env: {},
       idleTimeout: 15 * 60_000,
       idleTimeoutBeforeFirstRequest: 60_000,
+      idleTimeoutWithoutStream: 60_000,
       maxProcesses: 64,
       killGrace: 5000,
       jsonResponse: false,
