@@ -4,8 +4,8 @@
 // where the raw JSON is not in JSON.stringify's own form.
 
 import { BACKSLASH } from './bytes.js';
+import { literalText } from './json-literals.js';
 import type { ByteSpan } from './json-scan.js';
-import { literalText } from './message-scan.js';
 import { compareLayout, layoutIndentOf, literalCopyOfLayout } from './text-layout.js';
 
 const utf8 = new TextDecoder('utf-8');

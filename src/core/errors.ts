@@ -1,5 +1,6 @@
 // The error contract (docs/limits.md). Every error body mcp-edge sends is built here.
 import { type CeilingRefusal, ceilingNamed, describeCeilingValue, unitDataName } from './ceilings.js';
+import type { AmbiguousKey } from './key-names.js';
 import type { Outcome } from './outcome.js';
 import type { JsonRpcId, LimitViolation } from './types.js';
 
@@ -28,6 +29,7 @@ export type EdgeErrorReason =
   | 'id_in_use'
   | 'quota_exceeded'
   | 'quota_store_unavailable'
+  | 'ambiguous_message'
   | 'edge_failure';
 
 export interface JsonRpcErrorMessage {
@@ -490,4 +492,71 @@ export function quotaStoreRefusal(id: JsonRpcId, retryAfterSeconds: number): Edg
     id,
     { 'retry-after': String(retryAfterSeconds) },
   );
+}
+
+/** What a message with an ambiguous key has, and who may read it otherwise (`reader`). */
+function ambiguityWords(a: AmbiguousKey, reader: string): string {
+  const place = a.in === 'message' ? '' : ` in ${a.in}`;
+  if (a.sentAs === undefined) return `has the key "${a.key}"${place} twice; ${reader} may read either`;
+  return `has the key "${a.sentAs}"${place}, which differs from "${a.key}" only in letter case; ${reader} may read it as "${a.key}"`;
+}
+
+/** The error data of an ambiguous message (within reason and enforcedBy). */
+function ambiguityFields(a: AmbiguousKey): Record<string, unknown> {
+  return { key: a.key, in: a.in, ...(a.sentAs === undefined ? { repeated: true } : { sentAs: a.sentAs }) };
+}
+
+function ambiguityData(a: AmbiguousKey): Record<string, unknown> {
+  return { reason: 'ambiguous_message', ...ambiguityFields(a), enforcedBy: 'mcp-edge' };
+}
+
+/**
+ * A client's message with a key the edge reads (its envelope's, or params' or params._meta's) repeated or in
+ * another letter case: 400, with its id unless the id itself is the ambiguous one. An upstream may read such
+ * a key otherwise than the edge (the first of repeated keys; any letter case, as Go's encoding/json does) and
+ * run something other than what the edge judged.
+ */
+export function ambiguousRequestRefusal(a: AmbiguousKey, id: JsonRpcId | undefined): EdgeHttpError {
+  return edgeRefusal(
+    400,
+    'ambiguous_message',
+    `Request message ${ambiguityWords(a, 'an upstream')}, so mcp-edge refuses it`,
+    a.idIsAmbiguous ? null : (id ?? null),
+    {},
+    ambiguityFields(a),
+  );
+}
+
+/** An answer from the upstream with an ambiguous key: replaced by this error for the id the edge read. */
+export function ambiguousAnswerError(a: AmbiguousKey, id: JsonRpcId | undefined): JsonRpcErrorMessage {
+  return {
+    jsonrpc: '2.0',
+    id: id ?? null,
+    error: {
+      code: CODE_RESPONSE_UNDELIVERABLE,
+      message: `Response message ${ambiguityWords(a, 'a client')}, so mcp-edge did not deliver it`,
+      data: ambiguityData(a),
+    },
+  };
+}
+
+/** The notice a client gets for a notification or server request with an ambiguous key, dropped on its way. */
+export function ambiguousMessageNotice(
+  a: AmbiguousKey,
+  droppedKind: 'notification' | 'request',
+  method: string | undefined,
+): object {
+  const what = `${droppedKind}${method !== undefined ? ` (${method})` : ''}`;
+  return {
+    jsonrpc: '2.0',
+    method: 'notifications/message',
+    params: {
+      level: 'warning',
+      logger: 'mcp-edge',
+      data: {
+        message: `mcp-edge dropped a ${what} on its way to the client: it ${ambiguityWords(a, 'a client')}`,
+        ...ambiguityData(a),
+      },
+    },
+  };
 }

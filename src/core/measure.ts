@@ -5,8 +5,9 @@
 
 import { isRecord } from './bytes.js';
 import { DuplicateDetector, literalTextDuplicate } from './duplicate-text.js';
+import { parseRange } from './json-literals.js';
 import { type Classified, classifyMessage } from './jsonrpc.js';
-import { parseRange, type ScannedMessage, type ScannedResult, scanMessage } from './message-scan.js';
+import { type ScannedMessage, type ScannedResult, scanMessage } from './message-scan.js';
 import type {
   MessageKind,
   MessageMeasurement,

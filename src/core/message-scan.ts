@@ -3,18 +3,13 @@
 // measuring, judging and routing need: the envelope members, a few `params` members, and for a result the
 // spans of `result.content[*]` (with each block's `type` and `text`) and of `result.structuredContent`. It
 // walks with json-scan.ts's walker; everything here runs per member, not per byte. A value the measurement
-// does need in full (tools/list names) is parsed lazily from the bytes.
+// does need in full (tools/list names) is parsed lazily from the bytes. It also tells which keys the edge
+// reads another reader may read otherwise (repeated, or in another letter case: key-names.ts), so that such
+// a message is refused rather than judged as one thing and run as another.
 
 import { isUtf8 } from 'node:buffer';
-import {
-  BACKSLASH,
-  decodeUtf8,
-  isJsonWhitespace,
-  OPEN_BRACE,
-  OPEN_BRACKET,
-  QUOTE,
-  startsWithBom,
-} from './bytes.js';
+import { decodeUtf8, isJsonWhitespace, OPEN_BRACE, OPEN_BRACKET, QUOTE, startsWithBom } from './bytes.js';
+import { keyIs, literalText, parseRange, standIn } from './json-literals.js';
 import {
   type ByteSpan,
   INVALID,
@@ -27,6 +22,17 @@ import {
   walkObject,
 } from './json-scan.js';
 import { type Classified, classifyMessage } from './jsonrpc.js';
+import {
+  type AmbiguousKey,
+  ambiguousKeyFound,
+  isExact,
+  keyNames,
+  matchKey,
+  NO_NAME,
+  nameIndex,
+  noteKey,
+  startKeys,
+} from './key-names.js';
 
 /** One element of `result.content`, as far as measuring needs it. */
 export interface ScannedBlock {
@@ -75,6 +81,11 @@ export interface ScannedMessage {
   classified: Classified;
   result: ScannedResult | undefined;
   params: ScannedParams | undefined;
+  /**
+   * The first key of the envelope, `params` or `params._meta` that the edge reads and another reader may read
+   * otherwise (repeated, or in another letter case); undefined when there is none.
+   */
+  ambiguous: AmbiguousKey | undefined;
   /** The JSON.parse value, computed on first use (only rare paths need it). */
   value(): unknown;
   /**
@@ -82,64 +93,6 @@ export interface ScannedMessage {
    * (only its bytes are parsed); an initialize's whole value; otherwise undefined.
    */
   namingValue(): unknown;
-}
-
-/** Ranges up to this long that are all ASCII are read byte by byte: no Buffer view, no native call. */
-const SHORT_ASCII = 64;
-
-function decodeRange(buf: Uint8Array, start: number, end: number): string {
-  if (end - start <= SHORT_ASCII) {
-    let text = '';
-    let k = start;
-    for (; k < end; k++) {
-      const c = buf[k]!;
-      if (c >= 0x80) break;
-      text += String.fromCharCode(c);
-    }
-    if (k === end) return text;
-  }
-  return decodeUtf8(buf, start, end);
-}
-
-/** JSON.parse of a valid JSON text `buf[start, end)`. */
-export function parseRange(buf: Uint8Array, start: number, end: number): unknown {
-  return JSON.parse(decodeRange(buf, start, end));
-}
-
-/** The string a valid literal `buf[start, end)` (quotes included) stands for. */
-export function literalText(buf: Uint8Array, start: number, end: number): string {
-  for (let k = start + 1; k < end - 1; k++) {
-    if (buf[k] === BACKSLASH) return parseRange(buf, start, end) as string;
-  }
-  return decodeRange(buf, start + 1, end - 1);
-}
-
-/** Whether the valid key literal `buf[start, end)` stands for the ASCII `name`. */
-export function keyIs(buf: Uint8Array, start: number, end: number, name: string): boolean {
-  const inner = end - start - 2;
-  if (inner === name.length) {
-    for (let k = 0; k < inner; k++) if (buf[start + 1 + k] !== name.charCodeAt(k)) return false;
-    return true;
-  }
-  // A longer literal can only stand for `name` through escapes (at most 6 bytes per character).
-  if (inner < name.length || inner > name.length * 6) return false;
-  return literalText(buf, start, end) === name;
-}
-
-/**
- * A stand-in for a member's value in the skeleton classifyMessage judges: the value itself when it is a
- * scalar (small: an id, a method, "2.0"), an empty object or array of the same type otherwise.
- */
-function standIn(buf: Uint8Array, start: number, end: number): unknown {
-  const c = buf[start];
-  if (c === OPEN_BRACE) return {};
-  if (c === OPEN_BRACKET) return [];
-  if (c === QUOTE) return literalText(buf, start, end);
-  if (c === 0x74) return true;
-  if (c === 0x66) return false;
-  if (c === 0x6e) return null;
-  // A number the scan found valid: JSON's grammar is a subset of what Number() reads, to the same double.
-  return Number(decodeRange(buf, start, end));
 }
 
 function scanBlock(buf: Uint8Array, start: number, blocks: ScannedBlock[]): number {
@@ -193,20 +146,41 @@ function scanResult(buf: Uint8Array, start: number, result: ScannedResult): numb
 
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 
+// The keys each level is read by: what routing, ceilings, quotas and ownership read.
+const ENVELOPE = keyNames(['jsonrpc', 'id', 'method', 'error', 'params', 'result']);
+const E_PARAMS = 4;
+const E_RESULT = 5;
+const PARAMS = keyNames(['_meta', 'name', 'uri', 'requestId', 'cursor']);
+const P_META = 0;
+const P_NAME = 1;
+const P_URI = 2;
+const P_REQUEST_ID = 3;
+const META = keyNames(['progressToken', CLIENT_INFO_KEY]);
+const M_PROGRESS_TOKEN = 0;
+
 /** `_meta` of params (nesting 3): its last `progressToken`, and whether it names the client. */
 function scanMeta(buf: Uint8Array, start: number, params: ScannedParams): number {
+  let seen = 0;
   return walkObject(buf, start, 3, (keyStart, keyEnd, valueStart) => {
     const end = scanValue(buf, valueStart, 3);
     if (end < 0) return end;
-    if (keyIs(buf, keyStart, keyEnd, 'progressToken')) params.progressToken = standIn(buf, valueStart, end);
-    else if (keyIs(buf, keyStart, keyEnd, CLIENT_INFO_KEY)) params.clientInfo = [valueStart, end];
+    const match = matchKey(buf, keyStart, keyEnd, META);
+    if (match === NO_NAME) return end;
+    seen = noteKey(buf, keyStart, keyEnd, META, 'params._meta', match, seen);
+    if (!isExact(match)) return end;
+    if (nameIndex(match) === M_PROGRESS_TOKEN) params.progressToken = standIn(buf, valueStart, end);
+    else params.clientInfo = [valueStart, end];
     return end;
   });
 }
 
 function scanParams(buf: Uint8Array, start: number, params: ScannedParams): number {
+  let seen = 0;
   return walkObject(buf, start, 2, (keyStart, keyEnd, valueStart) => {
-    if (keyIs(buf, keyStart, keyEnd, '_meta')) {
+    const match = matchKey(buf, keyStart, keyEnd, PARAMS);
+    if (match !== NO_NAME) seen = noteKey(buf, keyStart, keyEnd, PARAMS, 'params', match, seen);
+    const which = isExact(match) ? nameIndex(match) : NO_NAME;
+    if (which === P_META) {
       // The last `_meta` is the one JSON.parse keeps: what an earlier one held is forgotten.
       params.progressToken = undefined;
       params.clientInfo = undefined;
@@ -214,16 +188,75 @@ function scanParams(buf: Uint8Array, start: number, params: ScannedParams): numb
       return scanValue(buf, valueStart, 2);
     }
     const end = scanValue(buf, valueStart, 2);
-    if (end < 0) return end;
-    if (keyIs(buf, keyStart, keyEnd, 'name')) params.name = standIn(buf, valueStart, end);
-    else if (keyIs(buf, keyStart, keyEnd, 'requestId')) params.requestId = standIn(buf, valueStart, end);
-    else if (keyIs(buf, keyStart, keyEnd, 'cursor')) params.hasCursor = true;
-    else if (keyIs(buf, keyStart, keyEnd, 'uri')) params.uri = standIn(buf, valueStart, end);
+    if (end < 0 || which === NO_NAME) return end;
+    if (which === P_NAME) params.name = standIn(buf, valueStart, end);
+    else if (which === P_URI) params.uri = standIn(buf, valueStart, end);
+    else if (which === P_REQUEST_ID) params.requestId = standIn(buf, valueStart, end);
+    else params.hasCursor = true;
     return end;
   });
 }
 
-const ENVELOPE_KEYS = ['jsonrpc', 'id', 'method', 'error'] as const;
+/** What a message's envelope holds, as scanMessage gathers it member by member. */
+interface Envelope {
+  /** The members classifyMessage looks at, with stand-ins for their values (own keys only when present). */
+  skeleton: Record<string, unknown>;
+  result: ScannedResult | undefined;
+  params: ScannedParams | undefined;
+  /** The names of ENVELOPE met so far, a bit each. */
+  seen: number;
+}
+
+function scanResultMember(bytes: Uint8Array, valueStart: number, envelope: Envelope): number {
+  if (bytes[valueStart] !== OPEN_BRACE) {
+    envelope.result = undefined;
+    envelope.skeleton.result = false;
+    return scanValue(bytes, valueStart, 1);
+  }
+  const scanned: ScannedResult = { contentIsArray: false, blocks: [], structured: undefined, isError: false };
+  envelope.result = scanned;
+  envelope.skeleton.result = {};
+  return scanResult(bytes, valueStart, scanned);
+}
+
+function scanParamsMember(bytes: Uint8Array, valueStart: number, envelope: Envelope): number {
+  if (bytes[valueStart] !== OPEN_BRACE) {
+    envelope.params = undefined;
+    envelope.skeleton.params = false;
+    return scanValue(bytes, valueStart, 1);
+  }
+  const scanned: ScannedParams = {
+    name: undefined,
+    uri: undefined,
+    progressToken: undefined,
+    requestId: undefined,
+    hasCursor: false,
+    clientInfo: undefined,
+  };
+  envelope.params = scanned;
+  envelope.skeleton.params = scanned;
+  return scanParams(bytes, valueStart, scanned);
+}
+
+/** One member of the envelope: read when its key is one of ENVELOPE (the last of each wins), else passed. */
+function scanEnvelopeMember(
+  bytes: Uint8Array,
+  keyStart: number,
+  keyEnd: number,
+  valueStart: number,
+  envelope: Envelope,
+): number {
+  const match = matchKey(bytes, keyStart, keyEnd, ENVELOPE);
+  if (match === NO_NAME) return scanValue(bytes, valueStart, 1);
+  envelope.seen = noteKey(bytes, keyStart, keyEnd, ENVELOPE, 'message', match, envelope.seen);
+  if (!isExact(match)) return scanValue(bytes, valueStart, 1);
+  const index = nameIndex(match);
+  if (index === E_RESULT) return scanResultMember(bytes, valueStart, envelope);
+  if (index === E_PARAMS) return scanParamsMember(bytes, valueStart, envelope);
+  const valueEnd = scanValue(bytes, valueStart, 1);
+  if (valueEnd >= 0) envelope.skeleton[ENVELOPE.names[index]!] = standIn(bytes, valueStart, valueEnd);
+  return valueEnd;
+}
 
 /**
  * Reads one message: `bytes` must be valid UTF-8 (see isUtf8), optionally surrounded by JSON whitespace.
@@ -234,62 +267,17 @@ export function scanMessage(bytes: Uint8Array): ScannedMessage | undefined {
   const len = bytes.length;
   const start = skipWhitespace(bytes, 0);
   if (start >= len) return undefined;
-  // The members classifyMessage looks at, with stand-ins for their values (own keys only when present).
-  const skeleton: Record<string, unknown> = {};
-  let result: ScannedResult | undefined;
-  let params: ScannedParams | undefined;
-  let end: number;
-  if (bytes[start] !== OPEN_BRACE) {
-    end = scanValue(bytes, start);
-  } else {
-    end = walkObject(bytes, start, 1, (keyStart, keyEnd, valueStart) => {
-      if (keyIs(bytes, keyStart, keyEnd, 'result')) {
-        if (bytes[valueStart] !== OPEN_BRACE) {
-          result = undefined;
-          skeleton.result = false;
-          return scanValue(bytes, valueStart, 1);
-        }
-        const scanned: ScannedResult = {
-          contentIsArray: false,
-          blocks: [],
-          structured: undefined,
-          isError: false,
-        };
-        result = scanned;
-        skeleton.result = {};
-        return scanResult(bytes, valueStart, scanned);
-      }
-      if (keyIs(bytes, keyStart, keyEnd, 'params')) {
-        if (bytes[valueStart] !== OPEN_BRACE) {
-          params = undefined;
-          skeleton.params = false;
-          return scanValue(bytes, valueStart, 1);
-        }
-        const scanned: ScannedParams = {
-          name: undefined,
-          uri: undefined,
-          progressToken: undefined,
-          requestId: undefined,
-          hasCursor: false,
-          clientInfo: undefined,
-        };
-        params = scanned;
-        skeleton.params = scanned;
-        return scanParams(bytes, valueStart, scanned);
-      }
-      const valueEnd = scanValue(bytes, valueStart, 1);
-      if (valueEnd < 0) return INVALID;
-      for (const key of ENVELOPE_KEYS) {
-        if (keyIs(bytes, keyStart, keyEnd, key)) {
-          skeleton[key] = standIn(bytes, valueStart, valueEnd);
-          break;
-        }
-      }
-      return valueEnd;
-    });
-  }
+  startKeys();
+  const envelope: Envelope = { skeleton: {}, result: undefined, params: undefined, seen: 0 };
+  const isObject = bytes[start] === OPEN_BRACE;
+  const end = isObject
+    ? walkObject(bytes, start, 1, (keyStart, keyEnd, valueStart) =>
+        scanEnvelopeMember(bytes, keyStart, keyEnd, valueStart, envelope),
+      )
+    : scanValue(bytes, start);
   if (end < 0 || skipWhitespace(bytes, end) !== len) return undefined;
-  const classified = classifyMessage(bytes[start] === OPEN_BRACE ? skeleton : null);
+  const classified = classifyMessage(isObject ? envelope.skeleton : null);
+  const { result, params } = envelope;
   let parsed: { value: unknown } | undefined;
   const value = (): unknown => {
     parsed ??= { value: parseRange(bytes, 0, len) };
@@ -300,6 +288,7 @@ export function scanMessage(bytes: Uint8Array): ScannedMessage | undefined {
     classified,
     result,
     params,
+    ambiguous: ambiguousKeyFound(),
     value,
     namingValue: () => {
       if (classified.method === 'initialize') return value();
@@ -308,6 +297,14 @@ export function scanMessage(bytes: Uint8Array): ScannedMessage | undefined {
       return { params: { _meta: { [CLIENT_INFO_KEY]: parseRange(bytes, info[0], info[1]) } } };
     },
   };
+}
+
+/**
+ * The ambiguous key of one message, read as a client's lossy decoder reads its bytes (invalid UTF-8 as
+ * U+FFFD); undefined when it has none or is not one JSON text. For the paths that parse rather than scan.
+ */
+export function ambiguousKeyOf(bytes: Uint8Array): AmbiguousKey | undefined {
+  return scanMessage(isUtf8(bytes) ? bytes : Buffer.from(decodeUtf8(bytes)))?.ambiguous;
 }
 
 /**

@@ -3,8 +3,8 @@
 // `tracestate` of a request or notification. The entries are spliced into the message's bytes, every other
 // byte as the client sent it; written last in `_meta`, they are the ones JSON.parse keeps over a client's own.
 import { OPEN_BRACE } from './bytes.js';
+import { keyIs } from './json-literals.js';
 import { INVALID, scanValue, skipWhitespace, walkObject } from './json-scan.js';
-import { keyIs } from './message-scan.js';
 
 const encoder = new TextEncoder();
 

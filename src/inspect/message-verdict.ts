@@ -1,10 +1,18 @@
 // The decision for one complete JSON-RPC message: forward it untouched, replace it whole with an error
-// for the same id, or drop it (with a notice) when it has no id to answer. One place for that rule.
-import { droppedMessageNotice, type JsonRpcErrorMessage, limitErrorMessage } from '../core/errors.js';
+// for the same id, or drop it (with a notice) when it has no id to answer; for a ceiling it crossed, or
+// (from the upstream) a key a client may read otherwise than the edge. One place for that rule.
+import {
+  ambiguousAnswerError,
+  ambiguousMessageNotice,
+  droppedMessageNotice,
+  type JsonRpcErrorMessage,
+  limitErrorMessage,
+} from '../core/errors.js';
 import { type Classified, classifyMessage } from '../core/jsonrpc.js';
+import type { AmbiguousKey } from '../core/key-names.js';
 import { resolveLimits } from '../core/limits.js';
 import { estimateTokens, measureMessage, measureScannedMessage } from '../core/measure.js';
-import type { ScannedMessage } from '../core/message-scan.js';
+import { ambiguousKeyOf, type ScannedMessage } from '../core/message-scan.js';
 import type {
   Direction,
   JsonRpcId,
@@ -67,6 +75,8 @@ export interface JudgedMessage {
   deliveredBytes: number;
   /** The ceiling it crossed, if one did (undefined for a host budget's replacement). */
   violation: LimitViolation | undefined;
+  /** The key that made it ambiguous, when that is why it was replaced or dropped. */
+  ambiguous: AmbiguousKey | undefined;
   /** The JSON-RPC error code the receiver got for it: the edge's replacement's, or the sender's own error's. */
   errorCode: number | undefined;
   /** An answer to tools/call that is an error (a JSON-RPC error, or a result with isError: true). */
@@ -84,12 +94,16 @@ export type Verdict =
       replacement: JsonRpcErrorMessage;
       /** The request the replaced answer belonged to. */
       subject: MessageSubject;
-      /** The ceiling crossed; undefined for a tool result over its host's budget (hostBudgets: refuse). */
+      /**
+       * The ceiling crossed; undefined for a tool result over its host's budget (hostBudgets: refuse) or a
+       * message with an ambiguous key.
+       */
       violation: LimitViolation | undefined;
     }
   | {
       action: 'drop';
-      violation: LimitViolation;
+      /** The ceiling crossed; undefined for a message with an ambiguous key. */
+      violation: LimitViolation | undefined;
       /** A small warning for the receiving side, so the drop is never silent. */
       notice: object;
       /** For a dropped request: the error the sender gets for its id, so it does not wait forever. */
@@ -220,6 +234,7 @@ function tellJudged(
   verdict: Verdict,
   toolError: ToolAnswerError | undefined,
   value: () => unknown,
+  ambiguous: AmbiguousKey | undefined,
 ): void {
   if (ctx.judged === undefined) return;
   let fate: MessageFate;
@@ -243,6 +258,7 @@ function tellJudged(
     bytesIsLowerBound: message.bytesIsLowerBound,
     deliveredBytes,
     violation: verdict.action === 'forward' ? verdict.observedOver : verdict.violation,
+    ambiguous: verdict.action === 'forward' ? undefined : ambiguous,
     // Only an error message is parsed for its code (rare); the edge's replacement carries its own.
     errorCode:
       verdict.action === 'replace'
@@ -296,6 +312,8 @@ export function judgeMessage(
     () => value,
     toolAnswerError(c.kind, value),
     eventId,
+    // Read as a client reads it (invalid UTF-8 decoded lossily): what the parse lost of its keys.
+    ctx.direction === 'response' ? ambiguousKeyOf(bytes) : undefined,
   );
 }
 
@@ -315,7 +333,25 @@ export function judgeScannedMessage(ctx: JudgeContext, scan: ScannedMessage, eve
     scan.namingValue,
     toolError,
     eventId,
+    scan.ambiguous,
   );
+}
+
+/**
+ * A message from the upstream with a key a client may read otherwise than the edge (ambiguous): whatever the
+ * mode, it is not delivered as sent, as one over a ceiling is not: an answer is replaced by an error for
+ * the id the edge read, a notification dropped with a notice, a server request dropped and answered.
+ */
+function ambiguousVerdict(c: Classified, subject: MessageSubject, a: AmbiguousKey): Verdict {
+  if (c.kind === 'request' || c.kind === 'notification') {
+    return {
+      action: 'drop',
+      violation: undefined,
+      notice: ambiguousMessageNotice(a, c.kind, c.method),
+      answerToSender: c.kind === 'request' ? ambiguousAnswerError(a, c.id) : undefined,
+    };
+  }
+  return { action: 'replace', replacement: ambiguousAnswerError(a, c.id), violation: undefined, subject };
 }
 
 function judgeHeld(
@@ -328,6 +364,8 @@ function judgeHeld(
   namingValue: () => unknown,
   toolError: ToolAnswerError | undefined,
   eventId: string | undefined,
+  /** A key of the message another reader may read otherwise (judged in the response direction only). */
+  ambiguous: AmbiguousKey | undefined,
 ): Verdict {
   const own: MessageSubject =
     ctx.direction === 'request'
@@ -347,7 +385,11 @@ function judgeHeld(
   }
   rememberRequest(ctx, c.kind, c.id, own);
   const checked: CheckedMessage = { kind: c.kind, id: c.id, subject, bytes, bytesIsLowerBound: false };
-  let verdict = verdictFor(ctx, checked);
+  // A request's ambiguity refused its body before it was judged (request-body.ts).
+  const refusedKey = ctx.direction === 'response' ? ambiguous : undefined;
+  if (refusedKey !== undefined) ctx.observer.ambiguous?.(ctx.direction, refusedKey);
+  let verdict =
+    refusedKey !== undefined ? ambiguousVerdict(c, subject, refusedKey) : verdictFor(ctx, checked);
   const answerChecks = ctx.answerChecks;
   if (verdict.action === 'forward' && c.kind === 'result' && ctx.direction === 'response' && answerChecks) {
     for (const check of answerChecks) {
@@ -357,7 +399,7 @@ function judgeHeld(
       break;
     }
   }
-  tellJudged(ctx, checked, verdict, toolError, value);
+  tellJudged(ctx, checked, verdict, toolError, value, refusedKey);
   return verdict;
 }
 
@@ -414,6 +456,6 @@ export function judgeOversized(
   rememberRequest(ctx, kind, id, own);
   const checked: CheckedMessage = { kind, id, subject, bytes: observedBytes, bytesIsLowerBound: lowerBound };
   const verdict = verdictFor(ctx, checked);
-  tellJudged(ctx, checked, verdict, undefined, () => undefined);
+  tellJudged(ctx, checked, verdict, undefined, () => undefined, undefined);
   return verdict;
 }

@@ -1,5 +1,6 @@
 // What the inspectors report while they work. The metrics registry and the exchange log implement it;
 // the inspectors never know which.
+import type { AmbiguousKey } from '../core/key-names.js';
 import type {
   Direction,
   LimitName,
@@ -28,6 +29,8 @@ export interface InspectionObserver {
     bytes: number,
     subject: MessageSubject,
   ): void;
+  /** A message with a key another reader may read otherwise than the edge: it is not delivered as sent. */
+  ambiguous?(direction: Direction, key: AmbiguousKey): void;
   /** A message that is not JSON-RPC (not JSON, or not a JSON-RPC shape); it is forwarded as it is. */
   unparsable(direction: Direction, bytes: number, reason: string): void;
   /** The tool names of a `tools/list` result from the upstream (the server's own tools). */
@@ -51,6 +54,9 @@ export function combineObservers(...observers: InspectionObserver[]): Inspection
     },
     ceilingMeasured: (d, l, c, b, s) => {
       for (const o of observers) o.ceilingMeasured?.(d, l, c, b, s);
+    },
+    ambiguous: (d, k) => {
+      for (const o of observers) o.ambiguous?.(d, k);
     },
     unparsable: (d, b, r) => {
       for (const o of observers) o.unparsable(d, b, r);
@@ -79,7 +85,10 @@ export class ExchangeSummary implements InspectionObserver {
   tools = new Set<string>();
   violations: { limit: string; action: LimitAction; observed: number; id: unknown }[] = [];
   unparsableMessages = 0;
-  /** Messages towards the client that a ceiling or a host budget replaced or dropped (enforced, not observed). */
+  /**
+   * Messages towards the client that a ceiling, a host budget or an ambiguous key replaced or dropped
+   * (enforced, not observed).
+   */
   rejectedResponses = 0;
   /** Tool results over the budget of the host that called. */
   hostBudgets: ({ host: string; tool: string | undefined } & NonNullable<HostBudgetObservation['over']>)[] =
@@ -101,6 +110,10 @@ export class ExchangeSummary implements InspectionObserver {
     if (this.violations.length < 16) {
       this.violations.push({ limit: v.limit, action, observed: v.observedValue, id: v.id });
     }
+  }
+
+  ambiguous(direction: Direction): void {
+    if (direction === 'response') this.rejectedResponses++;
   }
 
   unparsable(): void {

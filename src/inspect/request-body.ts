@@ -1,10 +1,17 @@
 // Judges a client's request body (already read, within the body ceiling) before it goes upstream: read by
 // the same scan as a response (message-scan.ts); every message is measured and checked; one message over
-// its ceiling refuses the body whole (413). JSON.parse only words the error for a body that is not JSON.
-import { type EdgeHttpError, edgeRefusal, parseErrorRefusal, requestRefusal } from '../core/errors.js';
+// its ceiling, or one with a key an upstream may read otherwise (ambiguous), refuses the body whole.
+// JSON.parse only words the error for a body that is not JSON.
+import {
+  ambiguousRequestRefusal,
+  type EdgeHttpError,
+  edgeRefusal,
+  parseErrorRefusal,
+  requestRefusal,
+} from '../core/errors.js';
 import { type Classified, parseJsonRpcBody } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
-import { scanJsonRpcBody } from '../core/message-scan.js';
+import { type ScannedMessage, scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId, LimitName, LimitViolation, MessageKind, MessageSubject } from '../core/types.js';
 import { type BodyRouting, bodyRouting } from './body-routing.js';
 import { type JudgeContext, judgeScannedMessage } from './message-verdict.js';
@@ -86,6 +93,29 @@ function unreadableBody(bytes: Uint8Array): EdgeHttpError {
   return parseErrorRefusal(parsed.ok ? 'body is not one JSON-RPC body' : parsed.error);
 }
 
+/**
+ * Why the body's messages cannot be judged, if they cannot: none at all, a key the edge reads that an upstream
+ * may read otherwise (ambiguous), or a message that is not JSON-RPC. Asked before any message is judged (and
+ * so remembered, counted or charged).
+ */
+function malformedMessages(messages: readonly ScannedMessage[]): EdgeHttpError | undefined {
+  if (messages.length === 0) {
+    return edgeRefusal(400, 'invalid_request', 'Request body is an empty JSON-RPC batch');
+  }
+  const ambiguous = messages.find((m) => m.ambiguous !== undefined);
+  if (ambiguous?.ambiguous !== undefined) {
+    return ambiguousRequestRefusal(ambiguous.ambiguous, ambiguous.classified.id);
+  }
+  const invalid = messages.find((m) => m.classified.kind === 'invalid');
+  if (invalid === undefined) return undefined;
+  return edgeRefusal(
+    400,
+    'invalid_request',
+    'Request body holds a message that is not JSON-RPC 2.0 (it needs "jsonrpc":"2.0" and a method, result or error)',
+    invalid.classified.id ?? null,
+  );
+}
+
 /** A POST body that was read completely. */
 export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestBodyVerdict {
   const tenantLimits = resolveLimits(ctx.policy, { tenant: ctx.tenant }).request;
@@ -113,24 +143,8 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
       'observed',
     );
   }
-  if (messages.length === 0) {
-    return {
-      ok: false,
-      refusal: edgeRefusal(400, 'invalid_request', 'Request body is an empty JSON-RPC batch'),
-    };
-  }
-  const invalid = messages.find((m) => m.classified.kind === 'invalid');
-  if (invalid !== undefined) {
-    return {
-      ok: false,
-      refusal: edgeRefusal(
-        400,
-        'invalid_request',
-        'Request body holds a message that is not JSON-RPC 2.0 (it needs "jsonrpc":"2.0" and a method, result or error)',
-        invalid.classified.id ?? null,
-      ),
-    };
-  }
+  const malformed = malformedMessages(messages);
+  if (malformed !== undefined) return { ok: false, refusal: malformed };
 
   // A single message may have its own body ceiling (per method or tool); a batch counts whole under the tenant's.
   const bodyLimit = resolveLimits(ctx.policy, {

@@ -180,7 +180,9 @@ export function answerOutcome(j: JudgedMessage): { attributes: Attributes; error
     attributes[ATTR_ERROR_TYPE] = 'tool_error';
   }
   if (j.fate === 'replaced' || j.fate === 'dropped') {
-    const why = j.violation !== undefined ? j.violation.limit : 'host budget';
+    const why =
+      j.violation?.limit ??
+      (j.ambiguous !== undefined ? `ambiguous key "${j.ambiguous.key}"` : 'host budget');
     return { attributes, error: { message: `mcp-edge ${verdictOf(j.fate)} it: ${why}` } };
   }
   if (attributes[ATTR_ERROR_TYPE] !== undefined) {

@@ -103,11 +103,24 @@ describe("bodies that are the upstream's business: forwarded byte for byte", () 
       'huge numbers',
       '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"n","arguments":{"x":1e999,"y":123456789012345678901234567890}}}',
     ],
-    ['duplicate keys', '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a","name":"b"}}'],
+    [
+      'duplicate keys the edge does not read (in arguments)',
+      '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a","arguments":{"q":1,"q":2,"Q":3}}}',
+    ],
   ])('%s', async (_name, body) => {
     const res = await post(body);
     expect(res.status).toBe(200);
     expect(upstream.received[0]?.body.toString()).toBe(body);
+  });
+
+  it('duplicate keys the edge reads (params.name twice): 400, -32600, nothing forwarded', async () => {
+    const res = await post('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a","name":"b"}}');
+    expect(res.status).toBe(400);
+    expect(res.json.id).toBe(8);
+    expect(res.json.error?.code).toBe(-32600);
+    expect(res.json.error?.data.reason).toBe('ambiguous_message');
+    expect(upstream.received).toHaveLength(0);
+    await expectStillServing();
   });
 
   it('a batch of 10,000 elements', async () => {

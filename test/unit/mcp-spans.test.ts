@@ -62,6 +62,7 @@ const judged = (over: Partial<JudgedMessage>): JudgedMessage => ({
   bytesIsLowerBound: false,
   deliveredBytes: 300,
   violation: undefined,
+  ambiguous: undefined,
   errorCode: undefined,
   toolError: undefined,
   ...over,
