@@ -238,12 +238,11 @@ async function main(argv: string[]): Promise<number> {
     const loaded = await loadConfigFile(values.config);
     process.stdout.write(`Upstream: ${describeUpstream(loaded.config)}\n`);
     const method = values.method ?? (values.tool !== undefined ? 'tools/call' : undefined);
-    const limits = resolveLimits(limitPolicyOf(loaded.config), {
-      tenant: values.tenant,
-      ...(method !== undefined ? { method } : {}),
-      ...(values.tool !== undefined ? { tool: values.tool } : {}),
-    });
-    process.stdout.write(formatExplanation(limits, Object.hasOwn(loaded.config.tenants, values.tenant)));
+    const query = { tenant: values.tenant, method, tool: values.tool };
+    const limits = resolveLimits(limitPolicyOf(loaded.config), query);
+    process.stdout.write(
+      formatExplanation(query, limits, Object.hasOwn(loaded.config.tenants, values.tenant)),
+    );
     process.stdout.write(await formatQuotaExplanation(loaded.config.quotas, values.tenant, values.tool));
     return 0;
   }

@@ -3,9 +3,9 @@
 // bytes here before the SDK sees them (http-transport.ts, stdio-transport.ts).
 
 import { isRecord } from '../core/bytes.js';
+import { idKey } from '../core/client-names.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import type { JsonRpcId } from '../core/types.js';
-import { idKey } from '../inspect/pending-requests.js';
 
 /** One message from the server: its exact bytes and their JSON.parse value. */
 export interface RawMessage {

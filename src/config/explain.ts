@@ -1,6 +1,6 @@
 // `mcp-edge explain`: the effective limits for one tenant, method and tool, and where each came from.
 import { CEILINGS, type Ceiling, describeCeilingValue } from '../core/ceilings.js';
-import { resolvedCeiling } from '../core/limits.js';
+import { type LimitQuery, resolvedCeiling } from '../core/limits.js';
 import type { EffectiveLimits } from '../core/types.js';
 
 function ceilingText(ceiling: Ceiling, limits: EffectiveLimits): string {
@@ -8,7 +8,11 @@ function ceilingText(ceiling: Ceiling, limits: EffectiveLimits): string {
   return value === null ? 'no ceiling' : describeCeilingValue(ceiling, value);
 }
 
-export function formatExplanation(limits: EffectiveLimits, tenantConfigured: boolean): string {
+export function formatExplanation(
+  query: LimitQuery,
+  limits: EffectiveLimits,
+  tenantConfigured: boolean,
+): string {
   const rows: [string, string, string][] = [
     ['mode', limits.mode.value, limits.mode.source],
     ...CEILINGS.map((c): [string, string, string] => [
@@ -20,9 +24,9 @@ export function formatExplanation(limits: EffectiveLimits, tenantConfigured: boo
   const nameWidth = Math.max(...rows.map((r) => r[0].length));
   const valueWidth = Math.max(...rows.map((r) => r[1].length));
   const subject = [
-    `tenant "${limits.tenant}"${tenantConfigured ? '' : ' (not in tenants: the defaults apply)'}`,
-    limits.method !== undefined ? `method "${limits.method}"` : 'any method',
-    ...(limits.tool !== undefined ? [`tool "${limits.tool}"`] : []),
+    `tenant "${query.tenant}"${tenantConfigured ? '' : ' (not in tenants: the defaults apply)'}`,
+    query.method !== undefined ? `method "${query.method}"` : 'any method',
+    ...(query.tool !== undefined ? [`tool "${query.tool}"`] : []),
   ].join(', ');
   const lines = rows.map(
     ([name, value, source]) => `  ${name.padEnd(nameWidth)}  ${value.padEnd(valueWidth)}  from ${source}`,

@@ -1,7 +1,10 @@
 // The values every section of the config is made of: sizes and durations (with their JSON Schema form),
 // ports, hosts, paths, names used as keys, header names and CIDR ranges.
+
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { MAX_NAME_CHARS } from '../core/client-names.js';
+import { isPrintable } from '../core/printable.js';
 import { DURATION_PATTERN, formatSize, parseDuration, parseSize, SIZE_PATTERN } from './sizes.js';
 
 function messageOf(error: unknown): string {
@@ -74,10 +77,16 @@ export const urlPathSchema = z
 /** Object keys that would collide with JavaScript's own object machinery if used as record keys. */
 export const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** A method or tool name used as a key. */
+/**
+ * A method or tool name used as a key. The edge keys a name from the wire only in its bounded form
+ * (core/client-names.ts), which is the name itself up to 128 printable characters: a longer name could never
+ * match.
+ */
 export const nameKeySchema = z
   .string()
   .min(1, { error: 'must not be empty' })
+  .max(MAX_NAME_CHARS, { error: `a name is at most ${MAX_NAME_CHARS} characters (MCP tool names are 1-128)` })
+  .refine(isPrintable, { error: 'a name has no control characters' })
   .refine((name) => !RESERVED_KEYS.has(name), { error: 'this name is reserved' });
 
 /** `10.0.0.0/8`, `::1/128`, or a bare address (one host). Normalized to always carry the prefix. */

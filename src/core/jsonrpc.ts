@@ -1,5 +1,6 @@
 // Classification of JSON-RPC 2.0 messages, and parsing of complete JSON bodies (single or batch).
 import { isJsonWhitespace, isRecord, startsWithBom } from './bytes.js';
+import { boundedName } from './client-names.js';
 
 import { type ByteSpan, splitTopLevel } from './json-scan.js';
 import type { JsonRpcId, MessageKind } from './types.js';
@@ -8,9 +9,9 @@ export interface Classified {
   kind: MessageKind;
   /** The message's id when it carries one of a valid type (string, number or null), even if the message is invalid. */
   id: JsonRpcId | undefined;
-  /** The message's own method, when it is a string. */
+  /** The message's own method, when it is a string: its bounded form (client-names.ts). */
   method: string | undefined;
-  /** `params.name` of a tools/call, when it is a string. */
+  /** `params.name` of a tools/call, when it is a string: its bounded form (client-names.ts). */
   tool: string | undefined;
 }
 
@@ -24,7 +25,7 @@ function asId(value: unknown): JsonRpcId | undefined {
 
 function toolNameOf(method: string | undefined, params: unknown): string | undefined {
   if (method !== 'tools/call' || !isRecord(params)) return undefined;
-  return typeof params.name === 'string' ? params.name : undefined;
+  return typeof params.name === 'string' ? boundedName(params.name) : undefined;
 }
 
 function kindOf(obj: Record<string, unknown>, id: JsonRpcId | undefined): MessageKind {
@@ -52,7 +53,7 @@ function kindOf(obj: Record<string, unknown>, id: JsonRpcId | undefined): Messag
 export function classifyMessage(value: unknown): Classified {
   if (!isRecord(value)) return { kind: 'invalid', id: undefined, method: undefined, tool: undefined };
   const id = asId(value.id);
-  const method = typeof value.method === 'string' ? value.method : undefined;
+  const method = typeof value.method === 'string' ? boundedName(value.method) : undefined;
   return { kind: kindOf(value, id), id, method, tool: toolNameOf(method, value.params) };
 }
 

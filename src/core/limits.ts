@@ -124,40 +124,59 @@ function resolveMode(
 
 /** Resolved limits per policy (a reload makes a new policy object, so its cache starts empty). */
 const resolvedByPolicy = new WeakMap<LimitPolicy, LimitsCache>();
-/** Method and tool names come from the wire: past this many distinct queries the cache starts over. */
-const MAX_CACHED_QUERIES = 4096;
 
-/** tenant -> method -> tool -> limits; Map keys tell `undefined` from any string, so no key can be forged. */
+/**
+ * tenant -> method -> tool -> limits, keyed only by names the policy lists: every other name resolves as no
+ * name does (no block names it), so the cache is bounded by the config, never by what clients send. Map keys
+ * tell `undefined` from any string, so no key can be forged.
+ */
 interface LimitsCache {
-  size: number;
-  byTenant: Map<string, Map<string | undefined, Map<string | undefined, EffectiveLimits>>>;
+  methods: ReadonlySet<string>;
+  tools: ReadonlySet<string>;
+  byTenant: Map<string | undefined, Map<string | undefined, Map<string | undefined, EffectiveLimits>>>;
+}
+
+function cacheOf(policy: LimitPolicy): LimitsCache {
+  let cache = resolvedByPolicy.get(policy);
+  if (cache === undefined) {
+    const layers = [policy.defaults, ...Object.values(policy.tenants).map((t) => t.limits)];
+    cache = {
+      methods: new Set(layers.flatMap((layer) => Object.keys(layer?.methods ?? {}))),
+      tools: new Set(layers.flatMap((layer) => Object.keys(layer?.tools ?? {}))),
+      byTenant: new Map(),
+    };
+    resolvedByPolicy.set(policy, cache);
+  }
+  return cache;
+}
+
+function listed(names: ReadonlySet<string>, name: string | undefined): string | undefined {
+  return name !== undefined && names.has(name) ? name : undefined;
 }
 
 /**
  * The effective ceilings and mode for one exchange. An unknown tenant gets the defaults. Resolved once per
- * (policy, tenant, method, tool) and shared: the result is frozen.
+ * (policy, tenant, method, tool) the policy lists, and shared: the result is frozen.
  */
 export function resolveLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits {
-  let cache = resolvedByPolicy.get(policy);
-  if (cache === undefined || cache.size >= MAX_CACHED_QUERIES) {
-    cache = { size: 0, byTenant: new Map() };
-    resolvedByPolicy.set(policy, cache);
-  }
-  let byMethod = cache.byTenant.get(query.tenant);
+  const cache = cacheOf(policy);
+  const tenant = Object.hasOwn(policy.tenants, query.tenant) ? query.tenant : undefined;
+  const method = listed(cache.methods, query.method);
+  const tool = listed(cache.tools, query.tool);
+  let byMethod = cache.byTenant.get(tenant);
   if (byMethod === undefined) {
     byMethod = new Map();
-    cache.byTenant.set(query.tenant, byMethod);
+    cache.byTenant.set(tenant, byMethod);
   }
-  let byTool = byMethod.get(query.method);
+  let byTool = byMethod.get(method);
   if (byTool === undefined) {
     byTool = new Map();
-    byMethod.set(query.method, byTool);
+    byMethod.set(method, byTool);
   }
-  let limits = byTool.get(query.tool);
+  let limits = byTool.get(tool);
   if (limits === undefined) {
-    limits = deepFreeze(computeLimits(policy, query));
-    byTool.set(query.tool, limits);
-    cache.size++;
+    limits = deepFreeze(computeLimits(policy, { tenant: query.tenant, method, tool }));
+    byTool.set(tool, limits);
   }
   return limits;
 }
@@ -182,9 +201,6 @@ function computeLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits 
   for (const ceiling of CEILINGS)
     sections[ceiling.direction][ceiling.key] = resolveCeiling(blocks, tenant, ceiling, hard);
   return {
-    tenant,
-    method,
-    tool,
     mode: resolveMode(defaults, tenantLimits, tenant),
     request: sections.request as EffectiveLimits['request'],
     response: sections.response as EffectiveLimits['response'],

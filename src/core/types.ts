@@ -35,10 +35,8 @@ export interface ResolvedCeiling {
   source: string;
 }
 
+/** The ceilings and mode that apply to one (tenant, method, tool); the same object for every name no block lists. */
 export interface EffectiveLimits {
-  tenant: string;
-  method: string | undefined;
-  tool: string | undefined;
   mode: { value: LimitMode; source: string };
   /** Every ceiling of the table (src/core/ceilings.ts), by its config path. */
   request: CeilingsOf<'request'>;

@@ -1,6 +1,8 @@
 // Which host is calling, and what the operator wants done when a result overflows its budget. Built once per
 // config from the built-in profiles and the `hosts:` / `hostBudgets:` sections; pure lookups afterwards.
+
 import { isRecord } from '../core/bytes.js';
+import { boundedName } from '../core/client-names.js';
 import {
   BUILTIN_HOST_PROFILES,
   type HostBudget,
@@ -55,14 +57,18 @@ export function clientIdentityOf(value: unknown, method: string | undefined): Cl
   const meta = isRecord(params._meta) ? params._meta['io.modelcontextprotocol/clientInfo'] : undefined;
   const info = isRecord(meta) ? meta : method === 'initialize' ? params.clientInfo : undefined;
   if (!isRecord(info) || typeof info.name !== 'string' || info.name === '') return undefined;
-  return { name: info.name, version: typeof info.version === 'string' ? info.version : undefined };
+  // Bounded where it is read: the host table caches by this name, and logs and spans may show it.
+  return {
+    name: boundedName(info.name),
+    version: typeof info.version === 'string' ? boundedName(info.version) : undefined,
+  };
 }
 
 /** The first product of a User-Agent (`claude-code/2.1.0 (external, cli)` -> `claude-code`). */
 export function userAgentProduct(userAgent: string | undefined): string | undefined {
   if (userAgent === undefined) return undefined;
   const product = /^\s*([^\s/]+)/.exec(userAgent)?.[1];
-  return product === undefined || product === '' ? undefined : product;
+  return product === undefined || product === '' ? undefined : boundedName(product);
 }
 
 /** `*` matches any run of characters; everything else literally, case-insensitively. */

@@ -3,12 +3,12 @@
 // where no request waits. The ceiling that applied to the request applies to every delivery of its answer,
 // so a replay is judged by what is remembered here; and a resumption of a call's stream whose last answer
 // the edge replaced has nothing left to deliver. Bounded in entries, bytes and age like the pending maps.
+import { idKey } from '../core/client-names.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
 import {
   BoundedEntries,
   type ByteTally,
   entryBytes,
-  idKey,
   type PendingRequestsLimits,
 } from './pending-requests.js';
 

@@ -3,8 +3,8 @@
 // requests or cancels requests, which on a tenant's shared child no one can attribute to a client. Read
 // from the body's scan when it is judged (request-body.ts), so the body is read once.
 
+import { idKey } from '../core/client-names.js';
 import type { ScannedMessage } from '../core/message-scan.js';
-import { idKey } from './pending-requests.js';
 
 export interface BodyRouting {
   /** `params._meta.progressToken` of its requests, as idKeys. */

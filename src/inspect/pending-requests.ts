@@ -1,11 +1,8 @@
 // Which request a response answers: JSON-RPC responses carry only an id, so the edge remembers the
 // method and tool of each request it forwarded. Bounded in count, in bytes and in age, because a peer
 // that sends long ids or never answers must not make the edge grow.
+import { idKey } from '../core/client-names.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
-
-export function idKey(id: JsonRpcId): string {
-  return typeof id === 'string' ? `s:${id}` : `n:${String(id)}`;
-}
 
 /** What one remembered entry is taken to cost: its strings (two bytes a character, V8's worst case) plus a map slot. */
 const ENTRY_OVERHEAD_BYTES = 160;

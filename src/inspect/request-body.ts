@@ -2,6 +2,7 @@
 // the same scan as a response (message-scan.ts); every message is measured and checked; one message over
 // its ceiling, or one with a key an upstream may read otherwise (ambiguous), refuses the body whole.
 // JSON.parse only words the error for a body that is not JSON.
+import { boundedName, boundedUri } from '../core/client-names.js';
 import {
   ambiguousRequestRefusal,
   type EdgeHttpError,
@@ -21,7 +22,7 @@ export interface RequestMessage {
   kind: MessageKind;
   id: JsonRpcId | undefined;
   method: string | undefined;
-  /** The tool of a tools/call. */
+  /** The tool of a tools/call. Method, tool, prompt and URI: their bounded forms (core/client-names.ts). */
   tool: string | undefined;
   /** The prompt of a prompts/get (params.name). */
   prompt: string | undefined;
@@ -178,9 +179,12 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
       id,
       method,
       tool,
-      prompt: method === 'prompts/get' && typeof params?.name === 'string' ? params.name : undefined,
+      prompt:
+        method === 'prompts/get' && typeof params?.name === 'string' ? boundedName(params.name) : undefined,
       resourceUri:
-        method?.startsWith('resources/') === true && typeof params?.uri === 'string' ? params.uri : undefined,
+        method?.startsWith('resources/') === true && typeof params?.uri === 'string'
+          ? boundedUri(params.uri)
+          : undefined,
       bytes: message.bytes.length,
       continues: message.params?.hasCursor === true,
     });

@@ -1,5 +1,7 @@
 // Bounded label values for names that come from the wire (methods, tools). A hostile or buggy upstream can
 // send any number of distinct names; each one would be a new time series in every family it appears in.
+import { DIGEST_MARK } from '../core/client-names.js';
+import { isPrintable } from '../core/printable.js';
 
 /** The one value every name past the cap (or unfit to be a label) folds into. */
 export const OTHER_LABEL = '__other__';
@@ -7,11 +9,12 @@ export const OTHER_LABEL = '__other__';
 /** Longer names are not names an operator reads on a dashboard; they fold into OTHER_LABEL. */
 export const MAX_LABEL_VALUE_LENGTH = 128;
 
-/** Control characters (C0, DEL, C1) are never admitted: they also keep the child caches' `\0`-joined keys unambiguous. */
-const CONTROL_CHARACTER = /\p{Cc}/u;
-
+/**
+ * Unprintable characters are never admitted (they also keep the child caches' `\0`-joined keys
+ * unambiguous), nor a name the edge had to bound (core/client-names.ts): no name an operator reads.
+ */
 function fitsAsLabel(value: string): boolean {
-  return value.length <= MAX_LABEL_VALUE_LENGTH && !CONTROL_CHARACTER.test(value);
+  return value.length <= MAX_LABEL_VALUE_LENGTH && isPrintable(value) && !value.includes(DIGEST_MARK);
 }
 
 /**

@@ -1,8 +1,10 @@
 // The one place a request body is read: never past the ceiling that can apply to it, judged whole before
 // anything goes upstream. A client that sent `Expect: 100-continue` gets its 100 only once the edge knows
 // it will read the body, so a body over its ceiling gets the 413 instead.
+
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import { boundedOptional } from '../core/client-names.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { edgeFailure, edgeRefusal, requestRefusal } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
@@ -22,8 +24,8 @@ const DISCARD_GRACE_MS = 2_000;
 
 /** Mcp-Method / Mcp-Name (protocol 2026-07-28) let a per-tool ceiling apply before the body is read. */
 function subjectFromHeaders(headers: IncomingHttpHeaders): MessageSubject {
-  const method = headerValue(headers, 'mcp-method');
-  const name = headerValue(headers, 'mcp-name');
+  const method = boundedOptional(headerValue(headers, 'mcp-method'));
+  const name = boundedOptional(headerValue(headers, 'mcp-name'));
   return { method, tool: method === 'tools/call' ? name : undefined };
 }
 

@@ -1,8 +1,10 @@
 // The end of an exchange: how it ended is computed once, when the response closes, however it closed
 // (answered, refused, cut by the client, ended by shutdown or by the upstream), and handed to every filter
 // (the count, the log line).
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { boundedUri } from '../core/client-names.js';
 import type { Outcome } from '../core/outcome.js';
 import type { Exchange } from './exchange.js';
 import type { FilterChain } from './filters/exchange-filter.js';
@@ -31,7 +33,8 @@ export function recordExchangeEnd(
     outcome,
     status: res.headersSent ? res.statusCode : CLIENT_CLOSED_STATUS,
     httpMethod: request.method,
-    path: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+    // The route, or for a path no route matched the client's own text: bounded like every name it chooses.
+    path: request.routeOptions.url ?? boundedUri(request.url.split('?')[0] ?? ''),
     complete,
     responseBytes: request.raw.socket.bytesWritten - exchange.wireBytesBefore,
     durationMs: Number(process.hrtime.bigint() - exchange.startedAt) / 1e6,

@@ -4,7 +4,9 @@
 // the upstream answers). A GET resuming a call's stream after the answer the edge replaced, which ended
 // that stream, is answered 204 by the edge: an SDK v1 client resumes after any JSON-RPC error on a POST
 // stream (it counts only results as answers), and that stream has nothing left to carry.
+
 import type { IncomingHttpHeaders } from 'node:http';
+import { boundedOptional } from '../core/client-names.js';
 import { type EdgeHttpError, getStreamRefusal, STREAM_COMPLETE_ANSWER } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
 import { getStreamsFull, openGetStream, type SessionState } from '../inspect/session-store.js';
@@ -21,7 +23,7 @@ function sessionOf(ctx: GetStreamContext, exchange: Exchange): SessionState | un
 /** The refusal at the bound, logged (the exchange line counts it as refused, status 405). */
 function refusal(log: RelayLog, exchange: Exchange, max: number): EdgeHttpError {
   log.warn(
-    { tenant: exchange.tenant, session: exchange.sessionId, maxGetStreamsPerSession: max },
+    { tenant: exchange.tenant, session: boundedOptional(exchange.sessionId), maxGetStreamsPerSession: max },
     'GET stream refused: the session holds server.maxGetStreamsPerSession open already',
   );
   return getStreamRefusal('session', max);

@@ -22,8 +22,10 @@
 // The edge's public URL is server.publicUrl, or else http:// and the request's Host header (checked against
 // server.allowedHosts). X-Forwarded-* headers are not consulted: set server.publicUrl behind a proxy that
 // terminates TLS.
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
+import { boundedUri } from '../core/client-names.js';
 import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
 import { nestingDepth } from '../core/json-scan.js';
@@ -220,6 +222,8 @@ export async function registerOAuthRoutes(
     const started = process.hrtime.bigint();
     const settings = current;
     const path = pathOf(request.raw.url);
+    // What the log shows of a path the client chose (these routes end in a wildcard).
+    const shownPath = boundedUri(path);
     const refusal = hostOriginRefusal(settings.server, request.headers);
     if (refusal !== undefined) return send(reply, refusal);
     const isDocument = isDiscoveryPath(path);
@@ -263,7 +267,10 @@ export async function registerOAuthRoutes(
       // Anything else is the edge's own failure: Fastify's error handler answers and logs it.
       if (!(err instanceof PlainForwardError)) throw err;
       const failure = err;
-      request.log.warn({ http: request.method, path, err: failure.message }, 'oauth pass-through failed');
+      request.log.warn(
+        { http: request.method, path: shownPath, err: failure.message },
+        'oauth pass-through failed',
+      );
       return send(
         reply,
         upstreamFailureAnswer(
@@ -281,7 +288,10 @@ export async function registerOAuthRoutes(
       } catch (err) {
         if (!(err instanceof MetadataTooDeepError)) throw err;
         // Passed on unrewritten, it would name the upstream as the resource: the client gets a clear 502.
-        request.log.warn({ http: request.method, path, err: err.message }, 'oauth pass-through refused');
+        request.log.warn(
+          { http: request.method, path: shownPath, err: err.message },
+          'oauth pass-through refused',
+        );
         return send(
           reply,
           upstreamFailureAnswer({ config: settings, upstream: shell.upstream }, 'failed', null, err.message),
@@ -291,7 +301,7 @@ export async function registerOAuthRoutes(
     request.log.info(
       {
         http: request.method,
-        path,
+        path: shownPath,
         status: forwarded.status,
         rewritten: body !== forwarded.body || undefined,
         durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10,

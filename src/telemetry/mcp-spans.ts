@@ -4,6 +4,7 @@
 // "{mcp.method.name} {target}", target the tool or prompt, never the resource URI); the edge's own facts go
 // under `mcp_edge.`. Never an argument or a result: only names, ids, sizes and verdicts.
 import type { Attributes } from '@opentelemetry/api';
+import { boundedIdText } from '../core/client-names.js';
 import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId, LimitViolation, MessageMeasurement } from '../core/types.js';
 import type { HostBudgetObservation } from '../hosts/host-judge.js';
@@ -39,9 +40,6 @@ export const MCP = {
   responseStatusCode: 'rpc.response.status_code',
 } as const;
 
-/** A resource URI is the client's text: kept whole up to this many characters, cut past it. */
-export const MAX_URI_CHARS = 512;
-
 /** What the edge knows of the exchange a request span belongs to. */
 export interface ExchangeFacts {
   /** The MCP-Protocol-Version the client sent (none on an initialize). */
@@ -59,10 +57,13 @@ export function revisionHasSessions(protocolVersion: string | undefined): boolea
   return protocolVersion === undefined || protocolVersion < '2026-07-28';
 }
 
-/** jsonrpc.request.id: the id as text; none for a notification or a null id (the conventions say so). */
+/**
+ * jsonrpc.request.id: the id as text, a long or unprintable one in its bounded form; none for a notification
+ * or a null id (the conventions say so).
+ */
 export function requestIdText(id: JsonRpcId | undefined): string | undefined {
   if (id === undefined || id === null) return undefined;
-  return typeof id === 'string' ? id : String(id);
+  return boundedIdText(id);
 }
 
 /** The span of one message of the request: a request or notification the client sent (never a response). */
@@ -91,8 +92,7 @@ export function requestAttributes(message: RequestMessage, facts: ExchangeFacts)
     attributes[MCP.operationName] = 'execute_tool';
   }
   if (message.prompt !== undefined) attributes[MCP.promptName] = message.prompt;
-  if (message.resourceUri !== undefined)
-    attributes[MCP.resourceUri] = message.resourceUri.slice(0, MAX_URI_CHARS);
+  if (message.resourceUri !== undefined) attributes[MCP.resourceUri] = message.resourceUri;
   return addSessionAttributes(attributes, facts);
 }
 

@@ -91,6 +91,7 @@ export function startTracing(
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const processor = new BoundedBatchProcessor(exporterOf(protocol, config.exportTimeout), {
     maxQueueSize: config.maxQueueSize,
+    maxQueueBytes: config.maxQueueBytes,
     maxExportBatchSize: config.maxExportBatchSize,
     scheduledDelayMs: config.scheduledDelay,
     exportTimeoutMs: config.exportTimeout,

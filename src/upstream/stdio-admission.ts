@@ -5,8 +5,8 @@
 // 0) from receiving each other's answers.
 import type { Logger } from 'pino';
 import { CallOwners, type ClaimConflict } from '../core/call-owners.js';
+import { idKey } from '../core/client-names.js';
 import type { LineEnvelope } from '../core/stdio-lines.js';
-import { idKey } from '../inspect/pending-requests.js';
 import { keyText, progressTokenOf, type StdioCall } from './stdio-call.js';
 import type { UndeliveredReason } from './upstream.js';
 

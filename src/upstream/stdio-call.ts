@@ -1,10 +1,10 @@
 // What a stdio child's calls are made of: the call a POST waits as, and the few messages and bounds the
 // child's routing uses (stdio-child.ts).
 import { PassThrough } from 'node:stream';
+import { idKey } from '../core/client-names.js';
 import { lostResponseMessage } from '../core/errors.js';
 import type { LineEnvelope } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
-import { idKey } from '../inspect/pending-requests.js';
 import type { UndeliveredReason } from './upstream.js';
 
 /** Bytes the edge lets wait on a child's stdin (one request is always let through): a child that stops reading cannot grow the edge. */

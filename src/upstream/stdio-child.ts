@@ -8,10 +8,10 @@
 import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
+import { idKey } from '../core/client-names.js';
 import { lostResponseMessage } from '../core/errors.js';
 import { asError, guardWith } from '../core/guard.js';
 import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lines.js';
-import { idKey } from '../inspect/pending-requests.js';
 import { CallAdmission, type Destination } from './stdio-admission.js';
 import {
   lostOversizedAnswer,

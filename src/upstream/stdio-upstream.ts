@@ -8,12 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeConfig, StdioUpstreamConfig } from '../config/schema.js';
+import { boundedOptional, idKey } from '../core/client-names.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { withMetaEntries } from '../core/meta-entries.js';
 import { bodyAsLines } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { BodyRouting } from '../inspect/body-routing.js';
-import { idKey } from '../inspect/pending-requests.js';
 import type { StdioCall } from './stdio-call.js';
 import { StdioChild } from './stdio-child.js';
 import { StdioChildren } from './stdio-children.js';
@@ -204,7 +204,10 @@ export function stdioUpstream(config: EdgeConfig, log: Logger): StdioUpstream {
     send(sessionId, message) {
       const session = sessionId !== undefined ? sessions.get(sessionId) : undefined;
       if (session === undefined) {
-        log.warn({ session: sessionId }, 'no stdio MCP server to send a message of the edge to');
+        log.warn(
+          { session: boundedOptional(sessionId) },
+          'no stdio MCP server to send a message of the edge to',
+        );
         return;
       }
       session.child.write([Buffer.from(JSON.stringify(message))]);

@@ -226,6 +226,37 @@ describe('traces of an HTTP upstream, SDK v1 client and server', () => {
     ]);
   });
 
+  it("a client's long and unprintable names and ids: the spans carry their bounded forms, escaped", async () => {
+    const receiver = track(await startOtlpReceiver());
+    const server = track(await startV1Server({ mode: 'json' }));
+    const edge = track(await startTracedEdge(server.url, receiver.url));
+    const { sessionId } = await initializeRaw(edge.url);
+    const client = clientTraceparent();
+    const tool = `\u001b]0;owned\u0007${'t'.repeat(200_000)}`;
+    const id = `\u001b[2J${'i'.repeat(100_000)}`;
+    const res = await postTraced(edge.url, sessionId, client.header, {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: tool, arguments: {} },
+    });
+    // The upstream got the name whole and answered for that id (an unknown tool).
+    expect(((await res.json()) as { id: unknown }).id).toBe(id);
+
+    const [exchange] = await receiver.waitFor((s) => s.traceId === client.traceId && s.name === 'POST /mcp');
+    const [call] = await receiver.waitFor((s) => s.parentSpanId === exchange?.spanId);
+    const shownTool = call!.attributes['gen_ai.tool.name'] as string;
+    const shownId = call!.attributes['jsonrpc.request.id'] as string;
+    expect(call!.name).toBe(`tools/call ${shownTool}`);
+    for (const shown of [shownTool, shownId]) {
+      expect(shown.length).toBeLessThanOrEqual(128);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach a span
+      expect(shown).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+    expect(shownTool).toMatch(/^\\u001b\]0;owned\\u0007t+…#[0-9a-f]{32}$/);
+    expect(shownId).toMatch(/^\\u001b\[2Ji+…#[0-9a-f]{32}$/);
+  });
+
   it('a batch past maxRequestSpans: spans for the first requests only, the rest counted; every answer delivered', async () => {
     const receiver = track(await startOtlpReceiver());
     const server = track(await startV1Server({ mode: 'json' }));

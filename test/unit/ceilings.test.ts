@@ -215,7 +215,8 @@ describe('request.maxJsonDepth', () => {
 
   it('explain and the config printer show it in levels', () => {
     const configured: LimitPolicy = { defaults: { request: { maxJsonDepth: 64 } }, tenants: {} };
-    const explained = formatExplanation(resolveLimits(configured, { tenant: 'default' }), false);
+    const query = { tenant: 'default' };
+    const explained = formatExplanation(query, resolveLimits(configured, query), false);
     expect(explained).toMatch(/request\.maxJsonDepth +64 levels +from limits\.request\.maxJsonDepth/);
     const loaded = parseConfigText('upstream: { url: http://127.0.0.1:3000/mcp }', 'edge.yaml', {});
     expect(formatEffectiveConfig(loaded)).toMatch(/maxJsonDepth: 1000 # 1,000 levels/);

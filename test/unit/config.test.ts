@@ -142,6 +142,7 @@ describe('valid files', () => {
         traces: {
           exporter: 'env',
           maxQueueSize: 2048,
+          maxQueueBytes: 8 * 1024 * 1024,
           maxExportBatchSize: 512,
           scheduledDelay: 5_000,
           exportTimeout: 10_000,

@@ -41,9 +41,6 @@ describe('resolveLimits: layers and sources', () => {
   it('uses the defaults for a tenant without own limits', () => {
     const limits = resolveLimits(layered, { tenant: 'beta' });
     expect(limits).toEqual({
-      tenant: 'beta',
-      method: undefined,
-      tool: undefined,
       mode: { value: 'enforce', source: 'limits.mode' },
       request: {
         maxBodyBytes: { value: 4 * MiB, source: 'limits.request.maxBodyBytes' },
@@ -105,9 +102,6 @@ describe('resolveLimits: layers and sources', () => {
   it("takes the tenant's tool override over the defaults' tool override", () => {
     const limits = resolveLimits(layered, { tenant: 'acme', method: 'tools/call', tool: 'export' });
     expect(limits).toMatchObject({
-      tenant: 'acme',
-      method: 'tools/call',
-      tool: 'export',
       response: {
         maxMessageBytes: {
           value: 24 * MiB,
@@ -124,7 +118,6 @@ describe('resolveLimits: layers and sources', () => {
 
   it('falls back to the defaults for a tenant the policy does not know', () => {
     const limits = resolveLimits(layered, { tenant: 'stranger', method: 'tools/list' });
-    expect(limits.tenant).toBe('stranger');
     expect(limits.response.maxMessageBytes.source).toBe('limits.methods.tools/list.response.maxMessageBytes');
     expect(limits.mode.source).toBe('limits.mode');
   });
@@ -270,7 +263,10 @@ describe('largest reachable ceilings', () => {
 
 describe('resolved limits are cached per policy', () => {
   it('the same query on the same policy is resolved once; a new policy (a reload) resolves anew', () => {
-    const policy: LimitPolicy = { defaults: { response: { maxMessageBytes: 100 } }, tenants: {} };
+    const policy: LimitPolicy = {
+      defaults: { response: { maxMessageBytes: 100 }, tools: { t: { response: { maxMessageBytes: 50 } } } },
+      tenants: {},
+    };
     const first = resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't' });
     expect(resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 't' })).toBe(first);
     expect(Object.isFrozen(first.response.maxMessageBytes)).toBe(true);
@@ -290,8 +286,15 @@ describe('resolved limits are cached per policy', () => {
       },
       tenants: {},
     };
-    for (let i = 0; i < 10_000; i++)
-      resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: `t${i}` });
+    const unnamed = resolveLimits(policy, { tenant: 'a', method: 'tools/call' });
+    // A name no block lists is not kept: it resolves to the very entry of no name at all.
+    for (let i = 0; i < 10_000; i++) {
+      const tool = `t${i}-${'x'.repeat(1000)}`;
+      expect(resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool })).toBe(unnamed);
+      expect(resolveLimits(policy, { tenant: `stranger${i}`, method: `m${i}`, tool })).toBe(
+        resolveLimits(policy, { tenant: 'nobody' }),
+      );
+    }
     expect(
       resolveLimits(policy, { tenant: 'a', method: 'tools/call', tool: 'big' }).response.maxMessageBytes
         .value,

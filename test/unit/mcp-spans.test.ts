@@ -27,7 +27,6 @@ import {
   answerOutcome,
   type ExchangeFacts,
   exchangeEndAttributes,
-  MAX_URI_CHARS,
   MCP,
   measurementAttributes,
   outcomeIsError,
@@ -120,12 +119,6 @@ describe('request spans', () => {
       'network.transport': 'tcp',
       'mcp_edge.request.bytes': 120,
     });
-  });
-
-  it('cut a long resource URI', () => {
-    const uri = `file:///${'a'.repeat(2 * MAX_URI_CHARS)}`;
-    const attributes = requestAttributes(request({ method: 'resources/read', resourceUri: uri }), facts);
-    expect(attributes['mcp.resource.uri']).toBe(uri.slice(0, MAX_URI_CHARS));
   });
 
   it('have no mcp.session.id from the sessionless revision 2026-07-28 on', () => {

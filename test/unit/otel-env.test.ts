@@ -7,6 +7,7 @@ import { otlpProtocol, samplerChoice, tracesEnabled } from '../../src/telemetry/
 const traces = (exporter: TracesConfig['exporter']): TracesConfig => ({
   exporter,
   maxQueueSize: 2048,
+  maxQueueBytes: 8 * 1024 * 1024,
   maxExportBatchSize: 512,
   scheduledDelay: 5000,
   exportTimeout: 10000,

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRecord, startsWithBom } from '../../src/core/bytes.js';
+import { idKey } from '../../src/core/client-names.js';
 import { edgeRefusal, parseErrorRefusal, requestRefusal } from '../../src/core/errors.js';
 import { splitTopLevel } from '../../src/core/json-scan.js';
 import { parseJsonRpcBody } from '../../src/core/jsonrpc.js';
@@ -11,7 +12,6 @@ import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/types.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
 import { PAGINATED_METHODS } from '../../src/inspect/pagination-guard.js';
-import { idKey } from '../../src/inspect/pending-requests.js';
 import { judgeRequestBody } from '../../src/inspect/request-body.js';
 import { CEILING_CHECKS } from '../../src/proxy/filters/ceilings.js';
 import { damagedJson, jsonValue, rpcId } from '../support/json-samples.js';

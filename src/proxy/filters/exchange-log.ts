@@ -1,5 +1,6 @@
 // The exchange log line as an exchange filter: one line per exchange, written when its response closed.
 // Never a body or a credential in it; the request id is the logger's own field (reqId, request-id.ts).
+import { boundedOptional } from '../../core/client-names.js';
 import type { Exchange } from '../exchange.js';
 import type { ExchangeEnding, ExchangeFilter } from './exchange-filter.js';
 
@@ -13,7 +14,7 @@ export function exchangeLogFilter(): ExchangeFilter {
       ending.log.info(
         {
           client: ending.clientAddress,
-          session: exchange.sessionId,
+          session: boundedOptional(exchange.sessionId),
           // An initialize here names it; else its session's, else its User-Agent's (an exchange never judged).
           host:
             exchange.initializedHost ??

@@ -9,6 +9,7 @@ import type { Context, Span, SpanOptions, TextMapGetter, TextMapSetter } from '@
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { TracesConfig } from '../../config/telemetry-schema.js';
+import { boundedOptional } from '../../core/client-names.js';
 import { headerValue } from '../../core/headers.js';
 import type { Direction, LimitName, LimitViolation, MessageMeasurement } from '../../core/types.js';
 import type { HostBudgetObservation } from '../../hosts/host-judge.js';
@@ -166,8 +167,8 @@ export function tracesFilter(
     sessionId: string | undefined,
   ): void => {
     const facts: ExchangeFacts = {
-      protocolVersion: headerValue(request.headers, 'mcp-protocol-version'),
-      sessionId,
+      protocolVersion: boundedOptional(headerValue(request.headers, 'mcp-protocol-version')),
+      sessionId: boundedOptional(sessionId),
       transport,
     };
     let spans = 0;
