@@ -175,4 +175,49 @@ describe('reservations in Redis', () => {
     // The take is answered once the pause ends: what it reserved goes back at once (its lease when it ends).
     expect(await countedBecomes(redis, settled, 'default')).toBe(settled);
   });
+
+  it('held by calls still in flight when the edge shuts down go back before it closes', async () => {
+    const redis = track(await startRedis());
+    const upstream = track(
+      await startRawUpstream((req) => {
+        const body = parseJsonBody(req) as { id?: unknown };
+        // Answers long after the edge's shutdown grace.
+        const reply = jsonReply({ jsonrpc: '2.0', id: body.id ?? null, result: { content: [] } });
+        return { ...reply, chunks: [{ delayMs: 10_000 }, ...(reply.chunks ?? [])] };
+      }),
+    );
+    const yaml = `${quotasYaml(redis.url, '2s')}\nserver: { timeouts: { shutdownGrace: 300ms } }`;
+    const edge = await startTestEdge(upstream.url, yaml);
+    let stopped = false;
+    defer(async () => {
+      if (!stopped) await edge.stop();
+    });
+    const calls = Array.from({ length: 2 }, (_, i) =>
+      fetch(edge.url, {
+        method: 'POST',
+        headers: MCP_POST_HEADERS,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'x', arguments: {} },
+        }),
+      }).then(
+        (res) => res.text(),
+        (e: unknown) => String(e),
+      ),
+    );
+    // Both admitted: their reservations (4 MiB each, the built-in ceiling) are in Redis.
+    let held = 0;
+    for (let i = 0; i < 100 && held < 2 * 4 * 1024 * 1024; i++) {
+      await sleep(20);
+      held = await counted(redis, 'default');
+    }
+    expect(held).toBeGreaterThanOrEqual(2 * 4 * 1024 * 1024);
+    stopped = true;
+    await edge.stop();
+    await Promise.all(calls);
+    // Nothing was delivered, and nothing is held: not the reservations, not the leases beside them.
+    expect(await counted(redis, 'default')).toBe(0);
+  });
 });

@@ -58,27 +58,11 @@ export function quotasFilter(setup: {
     result: TakeResult,
   ): EdgeHttpError | undefined => {
     const refusal = quotaDecision(state, metrics, exchange, request, charges, result);
-    if (refusal !== undefined || result.at.length === 0) return refusal;
-    const ids = request.messages.map((m) => (m.kind === 'request' ? m.id : undefined));
-    const reserved = ledger.open(charges, result.at, ids);
-    if (reserved === undefined) return undefined;
-    // The client left while the store answered: nothing will settle what the take reserved.
-    if (held.get(exchange) === 'ended') reserved.releaseAll();
-    else held.set(exchange, reserved);
-    return undefined;
+    if (refusal === undefined) keepReserved(held, exchange, ledger.open(charges, result.at, idsOf(request)));
+    return refusal;
   };
-
-  /** Charges an answer's bytes to `keys`; a failure is the store's (counted and logged). */
-  const charge = (store: QuotaStore, keys: readonly QuotaKey[], bytes: number): void => {
-    if (bytes <= 0 || keys.length === 0) return;
-    const fail = (err: unknown) => void storeFailed(err, null);
-    try {
-      const added = store.add(keys, bytes);
-      if (added instanceof Promise) added.catch(fail);
-    } catch (err) {
-      fail(err);
-    }
-  };
+  /** An answer's bytes the store could not take: counted and logged as the store's failure. */
+  const chargeFailed = (err: unknown) => void storeFailed(err, null);
 
   return {
     name: 'quotas',
@@ -111,11 +95,13 @@ export function quotasFilter(setup: {
       if (message.kind !== 'result' && message.kind !== 'error') return;
       const reserved = held.get(exchange);
       const settled = typeof reserved === 'object' ? reserved.settle(message.id) : undefined;
-      if (settled !== undefined) return charge(settled.store, settled.keys, message.deliveredBytes);
+      if (settled !== undefined)
+        return chargeAnswer(settled.store, settled.keys, message.deliveredBytes, chargeFailed);
       // Not reserved here (an answer on another stream, a replay, a take the store failed): charged as it comes.
       const { rules, ledger } = state;
       if (rules.length === 0 || message.deliveredBytes <= 0) return;
-      charge(ledger.store, answerKeys(rules, exchange.tenant, message.subject.tool), message.deliveredBytes);
+      const keys = answerKeys(rules, exchange.tenant, message.subject.tool);
+      chargeAnswer(ledger.store, keys, message.deliveredBytes, chargeFailed);
     },
     end(exchange) {
       const reserved = held.get(exchange);
@@ -133,6 +119,39 @@ export function quotasFilter(setup: {
       state = stateOf(next, quotas, state, log, metrics);
     },
   };
+}
+
+/** Each message's id when it is a request (its answer settles its reservation by it). */
+function idsOf(request: ExchangeRequest): (JsonRpcId | undefined)[] {
+  return request.messages.map((m) => (m.kind === 'request' ? m.id : undefined));
+}
+
+/** An admitted exchange keeps what its take reserved, unless it ended meanwhile: then it all goes back. */
+function keepReserved(
+  held: ExchangeSlot<Held>,
+  exchange: Exchange,
+  reserved: ExchangeReservations | undefined,
+): void {
+  if (reserved === undefined) return;
+  // The client left while the store answered: nothing will settle what the take reserved.
+  if (held.get(exchange) === 'ended') reserved.releaseAll();
+  else held.set(exchange, reserved);
+}
+
+/** Charges an answer's bytes to `keys`; a failure is the store's. */
+function chargeAnswer(
+  store: QuotaStore,
+  keys: readonly QuotaKey[],
+  bytes: number,
+  failed: (err: unknown) => void,
+): void {
+  if (bytes <= 0 || keys.length === 0) return;
+  try {
+    const added = store.add(keys, bytes);
+    if (added instanceof Promise) added.catch(failed);
+  } catch (err) {
+    failed(err);
+  }
 }
 
 /** Every request is answered without a ceiling: used when no rule limits responseBytes (nothing is reserved). */
