@@ -14,6 +14,7 @@ import { createEdgeMetrics, type EdgeMetrics } from './metrics/edge-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createEdgeServer, type EdgeServer } from './proxy/edge-server.js';
 import type { ExchangeFilter } from './proxy/filters/exchange-filter.js';
+import { tenantsOf } from './tenancy/tenants.js';
 import { upstreamOf } from './upstream/select.js';
 import type { Upstream } from './upstream/upstream.js';
 import { packageVersion } from './version.js';
@@ -84,11 +85,6 @@ const REDACT = [
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino({ level, base: { service: 'mcp-edge' }, redact: REDACT }, destination);
-}
-
-/** Every tenant an exchange can be attributed to: the configured ones and the default. */
-function tenantsOf(config: EdgeConfig): string[] {
-  return [...new Set([config.tenancy.default, ...Object.keys(config.tenants)])];
 }
 
 /**

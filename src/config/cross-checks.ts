@@ -70,6 +70,7 @@ export function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): voi
       });
     }
   }
+  checkQuotaKeyShare(config, [defaultTenant, ...Object.keys(tenants)], ctx);
   const listen = recordAt(config, 'listen');
   checkOAuthAndCors(config, typeof listen?.path === 'string' ? listen.path : '/mcp', ctx);
   const metrics = recordAt(config, 'metrics');
@@ -88,6 +89,35 @@ export function checkCrossReferences(config: unknown, ctx: z.RefinementCtx): voi
       });
     }
   }
+}
+
+/**
+ * The memory quota store gives each tenant maxKeys over the tenants (src/quotas/select-store.ts): a share must
+ * hold the keys a tenant's rules keep without a tool, or the tenant would be refused without naming any tool.
+ */
+function checkQuotaKeyShare(config: unknown, tenantIds: unknown[], ctx: z.RefinementCtx): void {
+  const quotas = recordAt(config, 'quotas');
+  if (quotas === undefined || quotas.store !== 'memory' || typeof quotas.maxKeys !== 'number') return;
+  const tenants = new Set(tenantIds.filter((id) => typeof id === 'string'));
+  const rules = Array.isArray(quotas.rules) ? (quotas.rules as unknown[]) : [];
+  let needed = 0;
+  for (const tenant of tenants) {
+    let keys = 0;
+    for (const rule of rules) {
+      const r = recordAt(rule) ?? {};
+      const covers = !Array.isArray(r.tenants) || r.tenants.includes(tenant);
+      if (!covers || r.per === 'tenant+tool') continue;
+      keys += ['requests', 'requestBytes', 'responseBytes'].filter((m) => r[m] !== undefined).length;
+    }
+    needed = Math.max(needed, keys);
+  }
+  const share = Math.floor(quotas.maxKeys / Math.max(1, tenants.size));
+  if (share >= needed && share >= 1) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['quotas', 'maxKeys'],
+    message: `gives each of the ${tenants.size} ${tenants.size === 1 ? 'tenant' : 'tenants'} ${share} ${share === 1 ? 'key' : 'keys'}, fewer than the ${Math.max(1, needed)} its rules keep without a tool; raise it to at least ${Math.max(1, needed) * tenants.size}`,
+  });
 }
 
 /** Paths the edge serves itself: an OAuth pass-through path must not shadow them. */

@@ -47,7 +47,8 @@ export const quotasSchema = z.strictObject({
   storeTimeout: durationSchema
     .refine((ms) => ms >= 1, { error: 'storeTimeout must be at least 1ms' })
     .default(50),
-  // The memory store's bound: the most keys (rule, tenant, tool) it holds; a new key past it is a store error.
+  // The memory store's bound: the most keys (rule, tenant, tool) it holds, shared evenly by the tenants
+  // (src/quotas/select-store.ts); a tenant past its share is refused a new key (a 429 of its own).
   maxKeys: z.number().int().min(1).default(100_000),
   rules: z
     .array(ruleSchema)

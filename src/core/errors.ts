@@ -28,6 +28,7 @@ export type EdgeErrorReason =
   | 'session_streams_exceeded'
   | 'id_in_use'
   | 'quota_exceeded'
+  | 'quota_keys_exhausted'
   | 'quota_store_unavailable'
   | 'ambiguous_message'
   | 'edge_failure';
@@ -479,6 +480,41 @@ export function quotaRefusal(q: QuotaRefusal, id: JsonRpcId): EdgeHttpError {
       retryAfterSeconds: q.retryAfterSeconds,
       tenant: q.tenant,
       ...(q.tool !== undefined ? { tool: q.tool } : {}),
+    },
+  );
+}
+
+/** A tenant's share of the memory quota store's keys, all held (src/quotas/memory-store.ts). */
+export interface QuotaKeysRefusal {
+  tenant: string;
+  /** The tenant's share: quotas.maxKeys over the tenants the config knows. */
+  keysPerTenant: number;
+  maxKeys: number;
+  tenants: number;
+  /** The rule whose new key would have gone past the share. */
+  rule: string;
+  retryAfterSeconds: number;
+}
+
+/**
+ * A request whose quota key would go past its tenant's share of quotas.maxKeys: 429 with Retry-After, for that
+ * tenant only (each per-tool key is a tool the tenant named), shaped as a quota's refusal.
+ */
+export function quotaKeysRefusal(q: QuotaKeysRefusal, id: JsonRpcId): EdgeHttpError {
+  const share = `${q.keysPerTenant.toLocaleString('en-US')} keys (quotas.maxKeys ${q.maxKeys.toLocaleString('en-US')} over ${q.tenants} ${q.tenants === 1 ? 'tenant' : 'tenants'}, set by the mcp-edge operator)`;
+  const message = `Quotas cannot count more for tenant "${q.tenant}": it holds its share of the quota store, ${share}, and rule "${q.rule}" needs a new key (one per tool it is called with); retry in ${q.retryAfterSeconds} s`;
+  return edgeRefusal(
+    429,
+    'quota_keys_exhausted',
+    message,
+    id,
+    { 'retry-after': String(q.retryAfterSeconds) },
+    {
+      rule: q.rule,
+      keysPerTenant: q.keysPerTenant,
+      maxKeys: q.maxKeys,
+      retryAfterSeconds: q.retryAfterSeconds,
+      tenant: q.tenant,
     },
   );
 }

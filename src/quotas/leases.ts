@@ -7,6 +7,7 @@
 // while this one holds unspent units, for at most that long; a lease is at most 1/LEASE_SHARE of what the key
 // had left, so near the limit every take is exact again.
 import type { QuotaCharge, QuotaKey } from './rules.js';
+import type { ChargedAt, Held } from './store.js';
 
 /** A lease is at most this fraction of the budget a key had left after the take that asked for it. */
 export const LEASE_SHARE = 16;
@@ -16,12 +17,8 @@ const FIRST_WANT_BYTES = 64 * 1024;
 /** How long a key's record of use outlives its last lease. */
 const RECORD_MS = 1000;
 
-/** Units to give back to the slot they were charged in. */
-export interface LeaseReturn {
-  key: QuotaKey;
-  slot: number;
-  amount: number;
-}
+/** Units to give back to the slot (and the key's life) they were charged in. */
+export type LeaseReturn = Held;
 
 /** What Redis granted one key with a take. */
 export interface LeaseGrant {
@@ -31,6 +28,8 @@ export interface LeaseGrant {
   /** The store's count after the take, granted units included. */
   counted: number;
   slot: number;
+  /** The key's life the units were charged to (ChargedAt.life). */
+  life: number;
   /** Local monotonic ms when the lease stops being spent. */
   endsAt: number;
 }
@@ -41,6 +40,7 @@ interface Lease {
   /** Units left to spend. */
   units: number;
   slot: number;
+  life: number;
   endsAt: number;
   /** The store's count when last heard, this lease's whole grant included. */
   counted: number;
@@ -58,24 +58,26 @@ export class Leases {
   }
 
   /**
-   * Spends every charge from its key's lease when each fits, and returns each key's use as if charged now;
-   * undefined (nothing spent) when one does not fit: the take goes to Redis.
+   * Spends every charge from its key's lease when each fits, and returns each key's use as if charged now and
+   * where its units were charged; undefined (nothing spent) when one does not fit: the take goes to Redis.
    */
-  serve(charges: readonly QuotaCharge[], now: number): number[] | undefined {
+  serve(charges: readonly QuotaCharge[], now: number): { used: number[]; at: ChargedAt[] } | undefined {
     for (const { key, limit, cost } of charges) {
       const lease = this.#leases.get(key.id);
       if (lease === undefined || lease.endsAt <= now || lease.limit !== limit) return undefined;
-      // An answer's bytes are charged when delivered: asking for one needs a unit held (room for one byte).
+      // Units are budget charged already: a charge spends them only when they cover it whole.
       if (lease.units < Math.max(cost, 1)) return undefined;
     }
     const used: number[] = [];
+    const at: ChargedAt[] = [];
     for (const { key, cost } of charges) {
       const lease = this.#leases.get(key.id) as Lease;
       lease.units -= cost;
       lease.spent += cost;
       used.push(lease.counted - lease.units);
+      at.push({ slot: lease.slot, life: lease.life });
     }
-    return used;
+    return { used, at };
   }
 
   /** The units this edge holds of `key`: leased, and neither spent nor given back. */
@@ -83,10 +85,16 @@ export class Leases {
     return this.#leases.get(key.id)?.units ?? 0;
   }
 
-  /** How many units a take of `charge` asks Redis to lease beside its cost: twice what the last lease spent. */
+  /**
+   * How many units a take of `charge` asks Redis to lease beside its cost: twice what the last lease spent, and
+   * at least twice this charge (an answer's reservation is large: a lease smaller than one would never serve).
+   */
   want(charge: QuotaCharge): number {
     const lease = this.#leases.get(charge.key.id);
-    const first = charge.key.measure === 'requests' ? FIRST_WANT_REQUESTS : FIRST_WANT_BYTES;
+    const first = Math.max(
+      charge.key.measure === 'requests' ? FIRST_WANT_REQUESTS : FIRST_WANT_BYTES,
+      2 * charge.cost,
+    );
     if (lease === undefined) return first;
     return Math.max(first, 2 * Math.max(lease.spent, lease.spentBefore));
   }
@@ -97,7 +105,7 @@ export class Leases {
     for (const { key } of charges) {
       const lease = this.#leases.get(key.id);
       if (lease === undefined || lease.units <= 0) continue;
-      returns.push({ key, slot: lease.slot, amount: lease.units });
+      returns.push({ key, slot: lease.slot, life: lease.life, amount: lease.units });
       lease.units = 0;
     }
     return returns;
@@ -106,7 +114,12 @@ export class Leases {
   /** Records a grant; a lease of an earlier slot still holding units gives them back. */
   grant(grant: LeaseGrant): LeaseReturn | undefined {
     const lease = this.#leases.get(grant.key.id);
-    if (lease !== undefined && lease.slot === grant.slot && lease.limit === grant.limit) {
+    if (
+      lease !== undefined &&
+      lease.slot === grant.slot &&
+      lease.life === grant.life &&
+      lease.limit === grant.limit
+    ) {
       lease.units += grant.granted;
       lease.counted = grant.counted;
       // Both end within the slot their units were charged in.
@@ -115,13 +128,14 @@ export class Leases {
     }
     const given =
       lease !== undefined && lease.units > 0
-        ? { key: lease.key, slot: lease.slot, amount: lease.units }
+        ? { key: lease.key, slot: lease.slot, life: lease.life, amount: lease.units }
         : undefined;
     this.#leases.set(grant.key.id, {
       key: grant.key,
       limit: grant.limit,
       units: grant.granted,
       slot: grant.slot,
+      life: grant.life,
       endsAt: grant.endsAt,
       counted: grant.counted,
       spent: 0,
@@ -147,7 +161,8 @@ export class Leases {
     const returns: LeaseReturn[] = [];
     for (const [id, lease] of this.#leases) {
       if (lease.endsAt > now) continue;
-      if (lease.units > 0) returns.push({ key: lease.key, slot: lease.slot, amount: lease.units });
+      if (lease.units > 0)
+        returns.push({ key: lease.key, slot: lease.slot, life: lease.life, amount: lease.units });
       if (lease.spent === 0) {
         this.#leases.delete(id);
         continue;
@@ -174,13 +189,9 @@ export class Leases {
   releaseAll(): LeaseReturn[] {
     const returns: LeaseReturn[] = [];
     for (const lease of this.#leases.values())
-      if (lease.units > 0) returns.push({ key: lease.key, slot: lease.slot, amount: lease.units });
+      if (lease.units > 0)
+        returns.push({ key: lease.key, slot: lease.slot, life: lease.life, amount: lease.units });
     this.#leases.clear();
     return returns;
-  }
-
-  /** Forgets every lease: the connection to Redis is lost, and what it held may be lost with it. */
-  dropAll(): void {
-    this.#leases.clear();
   }
 }

@@ -1,35 +1,20 @@
 // The Redis store (Redis 6+ or Valkey): counts shared by every replica. What the exchanges ask (their takes,
-// their answers' bytes) goes as one Lua script call (redis-script.ts; EVALSHA, loaded again by the client after
-// a restart), with at most one call in flight: what arrives while a call is out waits for it and goes in the
-// next one, so under load a call carries many exchanges, and an idle edge sends at once. A take Redis admits
-// with room to spare also leases this edge a little budget of its slot (leases.ts): the takes after it spend
-// that without a call until the slot ends or storeTimeout passes, and what is unspent then goes back. The client is
-// ioredis: a take waits at most storeTimeout, queued or sent, nothing is queued while Redis is away (the
-// exchanges get onStoreError at once), and it reconnects by itself. ioredis is loaded when a Redis store is
-// made: an edge without one (no quotas, or the memory store) never loads it.
-import { createRequire } from 'node:module';
-import type { Redis } from 'ioredis';
+// their answers' bytes, what their reservations did not use) goes as one Lua script call (redis-script.ts;
+// EVALSHA, loaded again by the client after a restart), with at most one call in flight: what arrives while a
+// call is out waits for it and goes in the next one, so under load a call carries many exchanges, and an idle
+// edge sends at once. A take Redis admits with room to spare also leases this edge a little budget of its slot
+// (leases.ts): the takes after it spend that without a call until the slot ends or storeTimeout passes, and
+// what is unspent then goes back. A take waits at most storeTimeout, queued or sent; nothing is queued while
+// Redis is away (the exchanges get onStoreError at once), and the connection comes back by itself
+// (redis-connection.ts). What is given back (reservations, leases) reaches Redis exactly once, or not at all
+// when the call that carried it may have run: units that never left this edge wait for Redis to come back.
 import type { Logger } from 'pino';
-import { type LeaseReturn, Leases } from './leases.js';
-import {
-  BATCH_SCRIPT,
-  type ScriptTake,
-  scriptCallOf,
-  type TakeReply,
-  takeRepliesOf,
-} from './redis-script.js';
+import { Leases } from './leases.js';
+import { answeredTooLate, notReachedYet, QuotaCallError, RedisConnection } from './redis-connection.js';
+import { type ScriptTake, scriptCallOf, type TakeReply, takeRepliesOf } from './redis-script.js';
 import type { QuotaCharge, QuotaKey } from './rules.js';
-import { type QuotaStore, QuotaStoreError, type TakeResult } from './store.js';
-
-/** The longest wait between two reconnection attempts. */
-const MAX_RECONNECT_DELAY_MS = 2000;
-
-const load = createRequire(import.meta.url);
-
-/** The script as an ioredis defined command (its commands are typed per instance: a cast at its edge). */
-interface QuotaCommands {
-  mcpEdgeQuotaBatch(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
-}
+import type { Held, QuotaStore, TakeResult } from './store.js';
+import { oldestCountedSlot } from './window.js';
 
 /** One take: its charges, whether it may ask for a lease, and where its answer goes. */
 interface PendingTake {
@@ -55,8 +40,8 @@ interface Batch {
  */
 interface PendingAdds {
   amounts: Map<string, { key: QuotaKey; amount: number }>;
-  /** Per key and slot. */
-  returns: Map<string, LeaseReturn>;
+  /** Per key, slot and life. */
+  returns: Map<string, Held>;
   sent: Promise<void>;
   done(err?: unknown): void;
   timer: NodeJS.Timeout;
@@ -70,28 +55,9 @@ interface PendingAdds {
  */
 const ADD_DELAY_MS = 20;
 
-/** The store's first connection is not up within storeTimeout. */
-function notReachedYet(): QuotaStoreError {
-  return new QuotaStoreError('the quota store has not been reached yet', 'unavailable');
-}
-
-/** Redis did not answer within storeTimeout: a command's own timeout (`cause`), or a batch's deadline. */
-function answeredTooLate(cause?: unknown): QuotaStoreError {
-  return new QuotaStoreError(
-    'the quota store did not answer within quotas.storeTimeout',
-    'timeout',
-    cause === undefined ? undefined : { cause },
-  );
-}
-
 export class RedisQuotaStore implements QuotaStore {
   readonly kind = 'redis';
-  readonly #redis: Redis;
-  readonly #commands: QuotaCommands;
-  /** Whether the last thing heard from the connection was a failure (logged once per outage). */
-  #down = false;
-  /** Until the first connection is up: what a command waits for (at most storeTimeout), not an outage. */
-  #firstReady: Promise<void> | undefined;
+  readonly #connection: RedisConnection;
   /** Takes not sent yet. */
   #batch: Batch | undefined;
   #adds: PendingAdds | undefined;
@@ -104,47 +70,33 @@ export class RedisQuotaStore implements QuotaStore {
   /** Ends the leases due (their unspent units go back) and forgets unused ones. */
   #leaseTimer: NodeJS.Timeout | undefined;
   #leaseTimerAt = Number.POSITIVE_INFINITY;
+  /** Units to give back that never reached Redis (it was away), per key, slot and life: sent when it is back. */
+  readonly #unsent = new Map<string, Held>();
 
   constructor(url: string, timeoutMs: number, log: Logger) {
-    const { Redis: RedisClient }: typeof import('ioredis') = load('ioredis');
-    this.#redis = new RedisClient(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: timeoutMs,
-      // The store batches the exchanges' work itself; ioredis' own auto-pipelining added milliseconds under load.
-      enableAutoPipelining: false,
-      connectTimeout: Math.max(1000, timeoutMs),
-      retryStrategy: (attempt) => Math.min(100 * attempt, MAX_RECONNECT_DELAY_MS),
-    });
     this.#timeoutMs = timeoutMs;
-    this.#firstReady = new Promise((resolve) => this.#redis.once('ready', () => resolve()));
-    this.#redis.defineCommand('mcpEdgeQuotaBatch', { lua: BATCH_SCRIPT });
-    this.#commands = this.#redis as unknown as QuotaCommands;
-    this.#redis.on('error', (err: Error) => {
-      if (this.#down) return;
-      this.#down = true;
-      log.warn(
-        { err, store: 'redis' },
-        'the quota store is unreachable; quotas.onStoreError applies until it returns',
-      );
-    });
-    // What this edge held may be gone with the connection (a restarted Redis holds nothing): spend none of it,
-    // and give none back, where a restarted Redis would take it from other replicas' charges.
-    this.#redis.on('close', () => {
-      this.#leases.dropAll();
-      this.#adds?.returns.clear();
-    });
-    this.#redis.on('ready', () => {
-      this.#firstReady = undefined;
-      if (this.#down) log.info({ store: 'redis' }, 'the quota store is reachable again');
-      this.#down = false;
+    this.#connection = new RedisConnection(url, timeoutMs, log, {
+      // What this edge holds may be gone with the connection: none of it is spent. It goes back when Redis is
+      // back, to the life of each key it was charged in only, so a Redis that restarted empty loses nothing.
+      lost: () => this.#keepUnsent(this.#leases.releaseAll()),
+      ready: () => {
+        if (this.#unsent.size === 0) return;
+        const unsent = [...this.#unsent.values()];
+        this.#unsent.clear();
+        this.#giveBack(unsent, true);
+      },
     });
   }
 
   take(charges: readonly QuotaCharge[], force: boolean): TakeResult | Promise<TakeResult> {
-    const used = this.#leases.serve(charges, performance.now());
-    if (used !== undefined) return { refused: -1, used, retryAfterSeconds: 1 };
+    const served = this.#leases.serve(charges, performance.now());
+    if (served !== undefined)
+      return { refused: -1, refusedFor: 'budget', used: served.used, retryAfterSeconds: 1, at: served.at };
     return this.#enqueue(charges, force, true);
+  }
+
+  release(held: readonly Held[]): void {
+    if (held.length > 0) this.#giveBack(held, false);
   }
 
   /** A take for Redis to decide; `lease`: it may ask for a lease of its keys. */
@@ -169,10 +121,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /** Queues units to give back; `due`: they go with the next call even when no take does. */
-  #giveBack(returns: readonly LeaseReturn[], due: boolean): void {
+  #giveBack(returns: readonly Held[], due: boolean): void {
     const adds = this.#adds ?? this.#newAdds();
     for (const given of returns) {
-      const id = `${given.key.id}@${given.slot}`;
+      const id = heldId(given);
       const pending = adds.returns.get(id);
       if (pending !== undefined) pending.amount += given.amount;
       else adds.returns.set(id, { ...given });
@@ -180,6 +132,18 @@ export class RedisQuotaStore implements QuotaStore {
     if (due && !adds.due) {
       adds.due = true;
       this.#sendSoon();
+    }
+  }
+
+  /** Keeps units that never reached Redis for when it is back; those whose slot stopped counting are moot. */
+  #keepUnsent(returns: readonly Held[]): void {
+    const now = Date.now();
+    for (const given of returns) {
+      if (given.slot < oldestCountedSlot(now, given.key.rule.windowMs)) continue;
+      const id = heldId(given);
+      const kept = this.#unsent.get(id);
+      if (kept !== undefined) kept.amount += given.amount;
+      else this.#unsent.set(id, { ...given });
     }
   }
 
@@ -199,10 +163,10 @@ export class RedisQuotaStore implements QuotaStore {
     }));
   }
 
-  /** Records what Redis leased with a take (one timer waits for the next lease to end); returns each key's use. */
-  #granted(take: PendingTake, reply: TakeReply, sentAt: number): number[] {
-    return take.charges.map((charge, i) => {
-      const { counted, leased, slot, slotLeftMs } = reply.keys[i] as TakeReply['keys'][number];
+  /** Records what Redis leased with a take (one timer waits for the next lease to end); returns its result. */
+  #granted(take: PendingTake, reply: TakeReply, sentAt: number): TakeResult {
+    const used = take.charges.map((charge, i) => {
+      const { counted, leased, slot, slotLeftMs, life } = reply.keys[i] as TakeReply['keys'][number];
       if (leased > 0) {
         // Redis ran the script after it was sent: its slot ends no sooner than this, on the local clock.
         const endsAt = sentAt + Math.min(slotLeftMs, this.#timeoutMs);
@@ -212,6 +176,7 @@ export class RedisQuotaStore implements QuotaStore {
           granted: leased,
           counted,
           slot,
+          life,
           endsAt,
         });
         if (given !== undefined) this.#giveBack([given], true);
@@ -220,6 +185,14 @@ export class RedisQuotaStore implements QuotaStore {
       // Redis' count holds what this edge has leased and not spent: the use is the rest.
       return counted - this.#leases.held(charge.key);
     });
+    const charged = reply.refused === -1 || take.force;
+    return {
+      refused: reply.refused,
+      refusedFor: 'budget',
+      used,
+      retryAfterSeconds: Math.max(1, Math.ceil(reply.retryMs / 1000)),
+      at: charged ? reply.keys.map(({ slot, life }) => ({ slot, life })) : [],
+    };
   }
 
   #leaseTimerFor(at: number | undefined): void {
@@ -275,7 +248,7 @@ export class RedisQuotaStore implements QuotaStore {
   #expire(batch: Batch): void {
     batch.expired = true;
     if (this.#batch === batch) this.#batch = undefined;
-    const err = this.#firstReady !== undefined ? notReachedYet() : answeredTooLate();
+    const err = this.#connection.reached ? answeredTooLate() : notReachedYet();
     for (const take of batch.takes) take.reject(err);
   }
 
@@ -329,28 +302,29 @@ export class RedisQuotaStore implements QuotaStore {
     const sentAt = performance.now();
     let reply: number[];
     try {
-      reply = await this.#call(() => this.#commands.mcpEdgeQuotaBatch(keys.length, ...keys, ...args));
+      reply = await this.#connection.call(keys, args);
     } catch (err) {
       if (batch !== undefined) clearTimeout(batch.deadline);
       for (const take of takes) take.reject(err);
       adds?.done(err);
+      // Units that never reached Redis go when it is back. A call Redis may have run is not sent again: run
+      // twice, its give-backs would take other charges off their slots.
+      if (err instanceof QuotaCallError && !err.mayHaveRun) this.#keepUnsent(returns);
       return;
     }
     if (batch !== undefined) clearTimeout(batch.deadline);
     adds?.done();
     takeRepliesOf(reply, scriptTakes).forEach((answer, i) => {
       const take = takes[i] as PendingTake;
-      const used = this.#granted(take, answer, sentAt);
-      take.resolve({
-        refused: answer.refused,
-        used,
-        retryAfterSeconds: Math.max(1, Math.ceil(answer.retryMs / 1000)),
-      });
+      const result = this.#granted(take, answer, sentAt);
+      // Answered with the store's error while Redis ran it: no exchange holds what it reserved, so it goes back.
+      if (batch?.expired) this.#giveBack(reservedBy(take.charges, result), true);
+      else take.resolve(result);
     });
   }
 
   async use(keys: readonly QuotaKey[]): Promise<number[]> {
-    const charges = keys.map((key) => ({ key, limit: Number.MAX_SAFE_INTEGER, cost: 0 }));
+    const charges = keys.map((key) => ({ key, limit: Number.MAX_SAFE_INTEGER, cost: 0, largest: 0 }));
     const result = await this.#enqueue(charges, false, false);
     return result.used;
   }
@@ -359,7 +333,8 @@ export class RedisQuotaStore implements QuotaStore {
     // Answers' bytes and unspent leases still waiting go first, when Redis is there to take them.
     await this.#inFlight;
     clearTimeout(this.#leaseTimer);
-    const returns = this.#leases.releaseAll();
+    const returns = [...this.#leases.releaseAll(), ...this.#unsent.values()];
+    this.#unsent.clear();
     if (returns.length > 0) this.#giveBack(returns, false);
     const adds = this.#adds;
     this.#adds = undefined;
@@ -367,28 +342,22 @@ export class RedisQuotaStore implements QuotaStore {
       clearTimeout(adds.timer);
       await this.#send(undefined, adds);
     }
-    this.#redis.disconnect();
+    this.#connection.disconnect();
   }
+}
 
-  /** Waits for the first connection, at most storeTimeout: a store that never came up is unavailable. */
-  async #untilFirstReady(ready: Promise<void>): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), this.#timeoutMs);
-    });
-    const first = await Promise.race([ready, late]);
-    clearTimeout(timer);
-    if (first === 'late') throw notReachedYet();
-  }
+/** Held amounts are summed per key, slot and life. */
+function heldId(held: Held): string {
+  return `${held.key.id}@${held.slot}@${held.life}`;
+}
 
-  /** A command's failure as a QuotaStoreError: a timeout, or Redis unavailable. */
-  async #call<T>(command: () => Promise<T>): Promise<T> {
-    if (this.#firstReady !== undefined) await this.#untilFirstReady(this.#firstReady);
-    try {
-      return await command();
-    } catch (err) {
-      if (err instanceof Error && /timed out/i.test(err.message)) throw answeredTooLate(err);
-      throw new QuotaStoreError('the quota store is unavailable', 'unavailable', { cause: err });
-    }
-  }
+/** What a take charged to answers' reservations (none when it was refused, outside observe mode). */
+function reservedBy(charges: readonly QuotaCharge[], result: TakeResult): Held[] {
+  const held: Held[] = [];
+  result.at.forEach(({ slot, life }, i) => {
+    const charge = charges[i] as QuotaCharge;
+    if (charge.reserved !== undefined && charge.cost > 0)
+      held.push({ key: charge.key, slot, life, amount: charge.cost });
+  });
+  return held;
 }

@@ -55,11 +55,22 @@ export interface QuotaKey {
   id: string;
 }
 
-/** One key an exchange asks about: what it charges now (0 for answers, charged when delivered). */
+/**
+ * One key an exchange asks about: what it charges now. A responseBytes key is charged the answers' reservations
+ * (an answer's response ceiling, at most the limit, per request): the answers' real bytes replace them as they
+ * are delivered (src/proxy/filters/quota-reservations.ts).
+ */
 export interface QuotaCharge {
   key: QuotaKey;
   limit: number;
   cost: number;
+  /**
+   * The largest part of the cost one message (or one answer) brings: a bytes key admits the charge while every
+   * part but the largest fits under the limit (roomNeeded), as if the parts came one after another.
+   */
+  largest: number;
+  /** A responseBytes key's reservation per request message, by the message's index in the request. */
+  reserved?: { message: number; amount: number }[];
 }
 
 /** A message of a request as quotas see it. */
@@ -68,6 +79,9 @@ export interface QuotaMessage {
   tool: string | undefined;
   bytes: number;
 }
+
+/** The most bytes the answer to the request at this index may take (its response.maxMessageBytes); null: none. */
+export type AnswerCeilingOf = (message: number) => number | null;
 
 export function keyOf(
   rule: QuotaRule,
@@ -113,14 +127,15 @@ function countsMessage(rule: QuotaRule, tool: string | undefined): boolean {
 }
 
 /**
- * What an exchange's request asks of the rules: per key, the requests and request bytes it costs, and a zero
- * charge for each responseBytes key its answers will be charged to (asked now: no budget left refuses).
+ * What an exchange's request asks of the rules: per key, the requests and request bytes it costs, and the bytes
+ * each request reserves for its answer under every responseBytes key it will be charged to.
  */
 export function chargesOf(
   rules: readonly QuotaRule[],
   tenant: string,
   messages: readonly QuotaMessage[],
   bodyBytes: number,
+  answerCeilingOf: AnswerCeilingOf,
 ): QuotaCharge[] {
   const charges: QuotaCharge[] = [];
   // One message charges each key once (a rule's keys differ by measure): nothing to merge. A batch may charge
@@ -130,19 +145,54 @@ export function chargesOf(
     if (!coversTenant(rule, tenant)) continue;
     // A rule over every message charges the body's bytes as sent (batch brackets included).
     const wholeBody = rule.tools === undefined && !rule.perTool;
-    for (const message of messages) {
-      if (!countsMessage(rule, message.tool)) continue;
-      if (message.kind === 'request') charge(charges, merged, rule, 'requests', tenant, message.tool, 1);
-      if (!wholeBody) charge(charges, merged, rule, 'requestBytes', tenant, message.tool, message.bytes);
-      if (message.kind === 'request') charge(charges, merged, rule, 'responseBytes', tenant, message.tool, 0);
-    }
+    const answerLimit = rule.limits.responseBytes;
+    messages.forEach((message, index) => {
+      if (!countsMessage(rule, message.tool)) return;
+      const tool = message.tool;
+      if (message.kind === 'request') charge(charges, merged, rule, 'requests', tenant, tool, 1);
+      if (!wholeBody) charge(charges, merged, rule, 'requestBytes', tenant, tool, message.bytes);
+      if (message.kind === 'request' && answerLimit !== undefined) {
+        // An answer takes at most its ceiling; one without (or over the budget) is held to the budget.
+        const amount = Math.min(answerCeilingOf(index) ?? answerLimit, answerLimit);
+        const made = charge(charges, merged, rule, 'responseBytes', tenant, tool, amount);
+        if (made === undefined) return;
+        made.reserved ??= [];
+        made.reserved.push({ message: index, amount });
+      }
+    });
     if (wholeBody && messages.length > 0)
-      charge(charges, merged, rule, 'requestBytes', tenant, undefined, bodyBytes);
+      charge(
+        charges,
+        merged,
+        rule,
+        'requestBytes',
+        tenant,
+        undefined,
+        bodyBytes,
+        largestPart(messages, bodyBytes),
+      );
   }
   return charges;
 }
 
-/** Adds `cost` to the charge of the rule's key for `measure`, when the rule limits that measure. */
+/**
+ * The part of a body's bytes its largest message brings: the body less every other message (brackets and
+ * commas go with the largest), so a batch is admitted while the messages but its largest fit.
+ */
+function largestPart(messages: readonly QuotaMessage[], bodyBytes: number): number {
+  let sum = 0;
+  let largest = 0;
+  for (const { bytes } of messages) {
+    sum += bytes;
+    if (bytes > largest) largest = bytes;
+  }
+  return Math.max(0, bodyBytes - (sum - largest));
+}
+
+/**
+ * Adds `cost` to the charge of the rule's key for `measure`, when the rule limits that measure; returns that
+ * charge. `part`: what of the cost one message brings (the cost, unless a whole body stands for several).
+ */
 function charge(
   charges: QuotaCharge[],
   merged: Map<string, QuotaCharge> | undefined,
@@ -151,18 +201,21 @@ function charge(
   tenant: string,
   tool: string | undefined,
   cost: number,
-): void {
+  part = cost,
+): QuotaCharge | undefined {
   const limit = rule.limits[measure];
-  if (limit === undefined) return;
+  if (limit === undefined) return undefined;
   const key = keyOf(rule, measure, tenant, tool);
   const known = merged?.get(key.id);
   if (known !== undefined) {
     known.cost += cost;
-    return;
+    if (part > known.largest) known.largest = part;
+    return known;
   }
-  const made = { key, limit, cost };
+  const made: QuotaCharge = { key, limit, cost, largest: part };
   charges.push(made);
   merged?.set(key.id, made);
+  return made;
 }
 
 /** The responseBytes keys an answer about `tool` is charged to. */
@@ -179,9 +232,17 @@ export function answerKeys(
   return keys;
 }
 
-/** Whether a key with `used` of `limit` has room for `cost`: requests fit whole; bytes need room for one byte. */
-export function hasRoom(measure: QuotaMeasure, used: number, limit: number, cost: number): boolean {
-  return measure === 'requests' ? used + cost <= limit : used < limit;
+/**
+ * The room a charge needs to be admitted: requests fit whole; bytes need every part but the largest to fit,
+ * and room for one byte more (the last message, or answer, may cross the limit: it is never cut).
+ */
+export function roomNeeded(charge: Pick<QuotaCharge, 'key' | 'cost' | 'largest'>): number {
+  return charge.key.measure === 'requests' ? charge.cost : charge.cost - charge.largest + 1;
+}
+
+/** Whether a key with `used` of `limit` has room for a charge that needs `need` (roomNeeded). */
+export function hasRoom(used: number, limit: number, need: number): boolean {
+  return used + need <= limit;
 }
 
 /** The rules that apply to a tenant (and a tool), for explain. */

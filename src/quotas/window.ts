@@ -8,8 +8,9 @@
 // Accuracy: no span of length W ever admits more than the limit (every charge still counts W after it was
 // made), and a charge frees its budget at most W/SLOTS late (1 s of a 1 min window). Against `requests` the
 // admission is exact: a request is admitted while use + its count stays within the limit, atomically per
-// store. Bytes are charged when known and may cross the limit once (the answer that crosses is delivered
-// whole); the next request is refused.
+// store. A bytes charge is admitted while use + every part of it but the largest stays under the limit: the
+// last message of a batch, or the last answer, may cross it, never more (roomNeeded in rules.ts). Answers are
+// reserved at admission and their real bytes charged on delivery (src/proxy/filters/quota-reservations.ts).
 
 /** How many slots one window is kept as. */
 export const SLOTS = 60;
@@ -44,14 +45,14 @@ export function useOf(slots: Slots, nowMs: number, windowMs: number): number {
 }
 
 /**
- * Seconds until `slots` (using `used` of `limit` now) leaves room for `cost` more (bytes rules ask for room
- * for one more byte): the oldest slots free first. Whole seconds, at least 1 (Retry-After's unit).
+ * Seconds until `slots` (using `used` of `limit` now) leaves room for `need` more (roomNeeded): the oldest
+ * slots free first. Whole seconds, at least 1 (Retry-After's unit).
  */
 export function retryAfterSeconds(
   slots: ReadonlyMap<number, number>,
   used: number,
   limit: number,
-  cost: number,
+  need: number,
   nowMs: number,
   windowMs: number,
 ): number {
@@ -61,7 +62,7 @@ export function retryAfterSeconds(
   for (const [slot, amount] of ordered) {
     remaining -= amount;
     at = slotFreedAt(slot, windowMs);
-    if (remaining + cost <= limit) break;
+    if (remaining + need <= limit) break;
   }
   return Math.max(1, Math.ceil((at - nowMs) / 1000));
 }

@@ -314,7 +314,9 @@ describe("a rule's key in Redis", () => {
     const rules = quotaRulesOf(config.quotas?.rules ?? []);
     const store = new RedisQuotaStore(redis.url, 2000, pino({ level: 'silent' }));
     const keys = answerKeys(rules, 'acme', undefined);
-    const names = chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10).map(
+    // Each request reserves 7 bytes for its answer (its ceiling), and its answer is charged 7 when it comes.
+    const request = [{ kind: 'request', tool: undefined, bytes: 10 }];
+    const names = chargesOf(rules, 'acme', request, 10, () => 7).map(
       (charge) => `${KEY_PREFIX}${charge.key.id}`,
     );
     try {
@@ -322,12 +324,17 @@ describe("a rule's key in Redis", () => {
       const until = performance.now() + 1600;
       let checks = 0;
       while (performance.now() < until) {
-        const charges = chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10);
-        expect((await store.take(charges, false)).refused).toBe(-1);
+        const charges = chargesOf(rules, 'acme', request, 10, () => 7);
+        const taken = await store.take(charges, false);
+        expect(taken.refused).toBe(-1);
+        const [, reserved] = taken.at;
+        store.release([{ key: keys[0]!, slot: reserved!.slot, life: reserved!.life, amount: 7 }]);
         await store.add(keys, 7);
         for (const name of names) {
           const hash = hashOf(await redis.command('HGETALL', name));
-          const slots = [...hash].filter(([field]) => field !== 'u' && field !== 'o');
+          // Beside the slots: their sum, the oldest, and when the key was made (its life).
+          const slots = [...hash].filter(([field]) => !['u', 'o', 'e'].includes(field));
+          expect(hash.get('e')).toBeGreaterThan(0);
           expect(hash.get('u')).toBe(slots.reduce((sum, [, amount]) => sum + amount, 0));
           expect(hash.get('o')).toBe(Math.min(...slots.map(([field]) => Number(field))));
           // The window's slots, the current one, and those of the key's last prune at most.
@@ -364,7 +371,8 @@ function storeWithOneRule(redisUrl: string, storeTimeoutMs: number, requests = L
   );
   const rules = quotaRulesOf(config.quotas?.rules ?? []);
   const store = new RedisQuotaStore(redisUrl, storeTimeoutMs, pino({ level: 'silent' }));
-  const charges = () => chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10);
+  const charges = () =>
+    chargesOf(rules, 'acme', [{ kind: 'request', tool: undefined, bytes: 10 }], 10, () => null);
   return { store, charges };
 }
 

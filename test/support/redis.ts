@@ -1,6 +1,7 @@
 // A real Redis server (Debian package `redis-server`) on loopback, with its own temp directory and no
-// persistence. Started and stopped by its own child handle (never a system Redis or its service); a test
-// may kill it and start it again on the same port, as a Redis that crashed and came back.
+// persistence unless asked. Started and stopped by its own child handle (never a system Redis or its service); a
+// test may kill it and start it again on the same port, as a Redis that crashed and came back (empty, or with
+// what its append-only file kept).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,7 +26,7 @@ export interface RunningRedis {
   command(...args: string[]): Promise<string>;
   /** Kills the server (SIGKILL: a crash) and waits for its exit. */
   kill(): Promise<void>;
-  /** Starts it again on the same port (empty: nothing was persisted). */
+  /** Starts it again on the same port: empty, unless started persistent (then as its append-only file kept it). */
   restart(): Promise<void>;
   log(): string;
   close(): Promise<void>;
@@ -70,7 +71,8 @@ function sendCommand(port: number, args: readonly string[], timeoutMs = 5000): P
   });
 }
 
-export async function startRedis(): Promise<RunningRedis> {
+/** `persistent`: every write goes to an append-only file before it is answered, and a restart reads it back. */
+export async function startRedis(options: { persistent?: boolean } = {}): Promise<RunningRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'mcp-edge-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -89,7 +91,9 @@ export async function startRedis(): Promise<RunningRedis> {
         '--save',
         '',
         '--appendonly',
-        'no',
+        options.persistent === true ? 'yes' : 'no',
+        '--appendfsync',
+        'always',
         '--protected-mode',
         'yes',
         '--enable-debug-command',

@@ -1,29 +1,40 @@
-// Quotas as an exchange filter: before a request goes upstream its charges (requests, request bytes, a check
-// of the answers' budget) are taken from the store, and the exchange is refused whole with a 429 when a key
-// has no budget left; each answer delivered is charged its bytes. Observe mode charges and counts, never
-// refuses. A store that fails or is slow past quotas.storeTimeout: onStoreError allows or refuses (503).
+// Quotas as an exchange filter: before a request goes upstream its charges (requests, request bytes, and the
+// bytes each request reserves for its answer) are taken from the store, and the exchange is refused whole with
+// a 429 when a key has no budget left; each answer delivered gives its reservation back and is charged its real
+// bytes (src/quotas/reservations.ts), and what an exchange still holds when it ends goes back. Observe mode
+// charges and counts, never refuses. A store that fails or is slow past quotas.storeTimeout: onStoreError
+// allows or refuses (503).
 import type { Logger } from 'pino';
 import type { EdgeConfig, QuotasConfig } from '../../config/schema.js';
-import { type EdgeHttpError, quotaRefusal, quotaStoreRefusal } from '../../core/errors.js';
+import type { EdgeHttpError } from '../../core/errors.js';
+import { resolveLimits } from '../../core/limits.js';
 import type { JsonRpcId } from '../../core/types.js';
+import type { RequestMessage } from '../../inspect/request-body.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import { type QuotaMetrics, quotaMetricsOf } from '../../metrics/quota-metrics.js';
-import { answerKeys, chargesOf, type QuotaCharge, type QuotaRule, quotaRulesOf } from '../../quotas/rules.js';
-import { quotaStoreOf, storeIdentity } from '../../quotas/select-store.js';
-import { type QuotaStore, QuotaStoreError, type TakeResult } from '../../quotas/store.js';
+import { MemoryQuotaStore } from '../../quotas/memory-store.js';
+import { type ExchangeReservations, ReservationLedger } from '../../quotas/reservations.js';
+import {
+  type AnswerCeilingOf,
+  answerKeys,
+  chargesOf,
+  type QuotaCharge,
+  type QuotaKey,
+  quotaRulesOf,
+} from '../../quotas/rules.js';
+import { keysPerTenantOf, quotaStoreOf, storeIdentity } from '../../quotas/select-store.js';
+import type { QuotaStore, TakeResult } from '../../quotas/store.js';
+import { tenantsOf } from '../../tenancy/tenants.js';
 import type { Exchange } from '../exchange.js';
 import type { ExchangeFilter, ExchangeRequest } from './exchange-filter.js';
+import { ExchangeSlot } from './exchange-slot.js';
+import { type QuotaState, quotaDecision, storeFailures } from './quota-decisions.js';
 
-/** What a refusal for an unavailable store tells the client to wait. */
-const STORE_RETRY_AFTER_SECONDS = 1;
-/** The most often a failing store is logged (the count of failures since goes with it). */
-const STORE_FAILURE_LOG_MS = 10_000;
-
-interface QuotaState {
-  rules: QuotaRule[];
-  config: QuotasConfig;
-  store: QuotaStore;
-}
+/**
+ * What an exchange holds reserved: its answers' reservations, or, while its take waits for the store, whether
+ * it has ended meanwhile (what the take reserves then goes back at once).
+ */
+type Held = ExchangeReservations | 'waiting' | 'ended';
 
 /** The quota filter, or undefined when the config has no `quotas` section (then nothing runs per exchange). */
 export function quotasFilter(setup: {
@@ -34,144 +45,156 @@ export function quotasFilter(setup: {
   const { config, log } = setup;
   if (config.quotas === undefined) return undefined;
   const metrics = setup.metrics !== undefined ? quotaMetricsOf(setup.metrics.registry) : undefined;
-  let state = stateOf(config.quotas, undefined, log, metrics);
+  let state = stateOf(config, config.quotas, undefined, log, metrics);
+  const held = new ExchangeSlot<Held>();
+  const storeFailed = storeFailures(() => state, metrics, log);
 
-  // Failures are logged at most once per STORE_FAILURE_LOG_MS, with how many there were: an outage under load
-  // is thousands of exchanges a second, and each is counted in the metrics already.
-  let lastLoggedAt = Number.NEGATIVE_INFINITY;
-  let unlogged = 0;
-  /** A store failure: counted, logged, and decided by onStoreError. */
-  const storeFailed = (err: unknown, id: JsonRpcId): EdgeHttpError | undefined => {
-    const kind = err instanceof QuotaStoreError ? err.kind : 'unavailable';
-    metrics?.storeError(state.store.kind, kind);
-    unlogged++;
-    const now = performance.now();
-    if (now - lastLoggedAt >= STORE_FAILURE_LOG_MS) {
-      log.warn(
-        { err, store: state.store.kind, onStoreError: state.config.onStoreError, failures: unlogged },
-        'the quota store did not answer; quotas.onStoreError decides the exchanges meanwhile',
-      );
-      lastLoggedAt = now;
-      unlogged = 0;
-    }
-    return state.config.onStoreError === 'refuse'
-      ? quotaStoreRefusal(id, STORE_RETRY_AFTER_SECONDS)
-      : undefined;
-  };
-
-  const decide = (
+  /** The decision on a take's result; an admitted exchange keeps what its take reserved. */
+  const admitted = (
     exchange: Exchange,
+    request: ExchangeRequest,
+    ledger: ReservationLedger,
     charges: readonly QuotaCharge[],
     result: TakeResult,
-    id: JsonRpcId,
   ): EdgeHttpError | undefined => {
-    if (metrics !== undefined) reportUse(metrics, exchange.tenant, charges, result.used);
-    const refused = charges[result.refused];
-    if (refused === undefined) return undefined;
-    const observe = exchange.mode === 'observe';
-    metrics?.exceeded(refused.key.rule.name, exchange.tenant, observe ? 'observed' : 'refused');
-    if (observe) return undefined;
-    return quotaRefusal(
-      {
-        rule: refused.key.rule.name,
-        window: refused.key.rule.window,
-        measure: refused.key.measure,
-        limit: refused.limit,
-        used: result.used[result.refused] ?? 0,
-        retryAfterSeconds: result.retryAfterSeconds,
-        tenant: exchange.tenant,
-        tool: refused.key.tool,
-      },
-      id,
-    );
+    const refusal = quotaDecision(state, metrics, exchange, request, charges, result);
+    if (refusal === undefined) keepReserved(held, exchange, ledger.open(charges, result.at, idsOf(request)));
+    return refusal;
   };
+  /** An answer's bytes the store could not take: counted and logged as the store's failure. */
+  const chargeFailed = (err: unknown) => void storeFailed(err, null);
 
   return {
     name: 'quotas',
     request(exchange: Exchange, request: ExchangeRequest) {
-      const { rules, store } = state;
+      const { rules, ledger } = state;
       if (rules.length === 0 || request.messages.length === 0) return undefined;
-      const charges = chargesOf(rules, exchange.tenant, request.messages, request.bytes);
+      const ceilingOf = state.reserves ? answerCeilings(exchange, request.messages) : noCeiling;
+      const charges = chargesOf(rules, exchange.tenant, request.messages, request.bytes, ceilingOf);
       if (charges.length === 0) return undefined;
       // A batch is refused whole, for no one of its ids.
-      const id = request.batch ? null : (request.messages[0]?.id ?? null);
+      const id: JsonRpcId = request.batch ? null : (request.messages[0]?.id ?? null);
       let taken: TakeResult | Promise<TakeResult>;
       try {
-        taken = store.take(charges, exchange.mode === 'observe');
+        taken = ledger.store.take(charges, exchange.mode === 'observe');
       } catch (err) {
         return storeFailed(err, id);
       }
-      if (!(taken instanceof Promise)) return decide(exchange, charges, taken, id);
+      if (!(taken instanceof Promise)) return admitted(exchange, request, ledger, charges, taken);
+      held.set(exchange, 'waiting');
       const started = performance.now();
       return taken.then(
         (result) => {
-          metrics?.storeRoundTrip(store.kind, (performance.now() - started) / 1000);
-          return decide(exchange, charges, result, id);
+          metrics?.storeRoundTrip(ledger.store.kind, (performance.now() - started) / 1000);
+          return admitted(exchange, request, ledger, charges, result);
         },
         (err: unknown) => storeFailed(err, id),
       );
     },
     responseMessage(exchange, message) {
       if (message.kind !== 'result' && message.kind !== 'error') return;
-      const { rules, store } = state;
+      const reserved = held.get(exchange);
+      const settled = typeof reserved === 'object' ? reserved.settle(message.id) : undefined;
+      if (settled !== undefined)
+        return chargeAnswer(settled.store, settled.keys, message.deliveredBytes, chargeFailed);
+      // Not reserved here (an answer on another stream, a replay, a take the store failed): charged as it comes.
+      const { rules, ledger } = state;
       if (rules.length === 0 || message.deliveredBytes <= 0) return;
       const keys = answerKeys(rules, exchange.tenant, message.subject.tool);
-      if (keys.length === 0) return;
-      const fail = (err: unknown) => void storeFailed(err, null);
-      try {
-        const added = store.add(keys, message.deliveredBytes);
-        if (added instanceof Promise) added.catch(fail);
-      } catch (err) {
-        fail(err);
-      }
+      chargeAnswer(ledger.store, keys, message.deliveredBytes, chargeFailed);
+    },
+    end(exchange) {
+      const reserved = held.get(exchange);
+      if (reserved === undefined) return;
+      if (typeof reserved === 'object') reserved.releaseAll();
+      held.set(exchange, 'ended');
     },
     close() {
-      return state.store.close();
+      state.ledger.closeAll();
+      return state.ledger.store.close();
     },
     reload(next: EdgeConfig) {
       // A config without the section keeps the filter with no rules: nothing is charged or refused.
       const quotas = next.quotas ?? { ...state.config, rules: [] };
-      state = stateOf(quotas, state, log, metrics);
+      state = stateOf(next, quotas, state, log, metrics);
     },
   };
 }
 
-/**
- * Each rule's use as this exchange saw it: the highest of its keys' use over their limits (how near the rule
- * is to refusing). chargesOf lists a rule's keys one after another.
- */
-function reportUse(
-  metrics: QuotaMetrics,
-  tenant: string,
-  charges: readonly QuotaCharge[],
-  used: readonly number[],
-): void {
-  let rule: QuotaRule | undefined;
-  let highest = 0;
-  for (let i = 0; i < charges.length; i++) {
-    const charge = charges[i]!;
-    const ratio = (used[i] ?? 0) / charge.limit;
-    if (charge.key.rule !== rule) {
-      if (rule !== undefined) metrics.usedRatio(rule.name, tenant, highest);
-      rule = charge.key.rule;
-      highest = ratio;
-    } else if (ratio > highest) highest = ratio;
-  }
-  if (rule !== undefined) metrics.usedRatio(rule.name, tenant, highest);
+/** Each message's id when it is a request (its answer settles its reservation by it). */
+function idsOf(request: ExchangeRequest): (JsonRpcId | undefined)[] {
+  return request.messages.map((m) => (m.kind === 'request' ? m.id : undefined));
 }
 
-/** The filter's state for `config`, keeping the running store when the store settings did not change. */
+/** An admitted exchange keeps what its take reserved, unless it ended meanwhile: then it all goes back. */
+function keepReserved(
+  held: ExchangeSlot<Held>,
+  exchange: Exchange,
+  reserved: ExchangeReservations | undefined,
+): void {
+  if (reserved === undefined) return;
+  // The client left while the store answered: nothing will settle what the take reserved.
+  if (held.get(exchange) === 'ended') reserved.releaseAll();
+  else held.set(exchange, reserved);
+}
+
+/** Charges an answer's bytes to `keys`; a failure is the store's. */
+function chargeAnswer(
+  store: QuotaStore,
+  keys: readonly QuotaKey[],
+  bytes: number,
+  failed: (err: unknown) => void,
+): void {
+  if (bytes <= 0 || keys.length === 0) return;
+  try {
+    const added = store.add(keys, bytes);
+    if (added instanceof Promise) added.catch(failed);
+  } catch (err) {
+    failed(err);
+  }
+}
+
+/** Every request is answered without a ceiling: used when no rule limits responseBytes (nothing is reserved). */
+const noCeiling: AnswerCeilingOf = () => null;
+
+/** Each request's answer ceiling, as the ceilings filter will judge its answer. */
+function answerCeilings(exchange: Exchange, messages: readonly RequestMessage[]): AnswerCeilingOf {
+  return (index) => {
+    const message = messages[index];
+    if (message === undefined) return null;
+    const limits = resolveLimits(exchange.runtime.policy, {
+      tenant: exchange.tenant,
+      method: message.method,
+      tool: message.tool,
+    });
+    return limits.response.maxMessageBytes.value;
+  };
+}
+
+/** The filter's state for `quotas`, keeping the running store when the store settings did not change. */
 function stateOf(
-  config: QuotasConfig,
+  config: EdgeConfig,
+  quotas: QuotasConfig,
   previous: QuotaState | undefined,
   log: Logger,
   metrics: QuotaMetrics | undefined,
 ): QuotaState {
-  const rules = quotaRulesOf(config.rules);
-  if (previous !== undefined && storeIdentity(previous.config) === storeIdentity(config))
-    return { rules, config, store: previous.store };
-  if (previous !== undefined) void previous.store.close();
-  const store = quotaStoreOf(config, log);
+  const rules = quotaRulesOf(quotas.rules);
+  const tenants = tenantsOf(config).length;
+  const keysPerTenant = keysPerTenantOf(quotas, tenants);
+  const shape = { rules, config: quotas, reserves: rules.some((r) => r.limits.responseBytes !== undefined) };
+  if (previous !== undefined && storeIdentity(previous.config) === storeIdentity(quotas)) {
+    const store = previous.ledger.store;
+    if (store instanceof MemoryQuotaStore) store.keysPerTenant = keysPerTenant;
+    return { ...shape, ledger: previous.ledger, keysPerTenant, tenants };
+  }
+  if (previous !== undefined) {
+    // What the exchanges in flight reserved goes back before the store closes; their answers are charged to
+    // the new store as they come.
+    previous.ledger.closeAll();
+    void previous.ledger.store.close();
+  }
+  const store = quotaStoreOf(quotas, log, keysPerTenant);
   metrics?.storeStarted(store.kind);
-  return { rules, config, store };
+  return { ...shape, ledger: new ReservationLedger(store), keysPerTenant, tenants };
 }
