@@ -3,8 +3,9 @@
 // reservation back and is charged its real bytes instead. A reservation is given back exactly once: by its answer,
 // or when its exchange ends without one (the answer replaced, dropped, never sent, the client gone), or, when its
 // store closes or is replaced, by the store's ledger, after which nothing of it is given back again.
+
+import { idKey } from '../core/client-names.js';
 import type { JsonRpcId } from '../core/types.js';
-import { idKey } from '../inspect/pending-requests.js';
 import type { QuotaCharge, QuotaKey } from './rules.js';
 import type { ChargedAt, Held, QuotaStore } from './store.js';
 
