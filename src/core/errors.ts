@@ -231,6 +231,45 @@ export function lostResponseMessage(id: JsonRpcId, detail: string): JsonRpcError
   };
 }
 
+/**
+ * A request still waiting for its answer when mcp-edge's shutdown ended it (a GET's stream when shutdown began,
+ * any other exchange once server.timeouts.shutdownGrace was over). Said whatever the stream's event ids: no
+ * one can resume a stream through an edge that exits. The request reached the MCP server, which may have run it.
+ */
+export function shutdownMessage(id: JsonRpcId): JsonRpcErrorMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_RESPONSE_UNDELIVERABLE,
+      message:
+        'mcp-edge is shutting down and ended this request before the MCP server had answered it; the request may be retried (through an mcp-edge that is serving), but the MCP server may have started it already',
+      data: { reason: 'shutting_down', enforcedBy: 'mcp-edge' },
+    },
+  };
+}
+
+/** shutdownMessage as the whole answer of an exchange whose answer had not begun: 503, the connection closes. */
+export function shutdownAnswer(id: JsonRpcId): EdgeHttpError {
+  return {
+    status: 503,
+    headers: { ...JSON_HEADERS, connection: 'close' },
+    body: JSON.stringify(shutdownMessage(id)),
+    outcome: 'shutdown',
+  };
+}
+
+/** A request that reached mcp-edge as it shut down: 503, never sent to the MCP server. */
+export function shutdownRefusal(id: JsonRpcId): EdgeHttpError {
+  return edgeRefusal(
+    503,
+    'shutting_down',
+    'mcp-edge is shutting down; this request was not sent to the MCP server, so it is safe to send again (through an mcp-edge that is serving)',
+    id,
+    { connection: 'close' },
+  );
+}
+
 /** A body that is not JSON at all: JSON-RPC's parse error, id null. */
 export function parseErrorRefusal(detail: string): EdgeHttpError {
   const body: JsonRpcErrorMessage = {

@@ -4,11 +4,12 @@
 // message is one event, its bytes the message's with the SSE framing around them).
 import { decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
-import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
+import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { type MessageEvent, MessageSseItems, sseFraming } from '../core/message-events.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
+import type { JsonRpcId } from '../core/types.js';
 import {
   type JudgeContext,
   judgeMessage,
@@ -140,17 +141,17 @@ export class SseResponseInspector {
   }
 
   /**
-   * The stream ended (or broke) while requests of this exchange still wait for answers. A resumable stream
-   * is left to the client's resumption; otherwise each waiting request gets an error, so no caller waits
-   * for its own timeout.
+   * The stream ended (or broke) while requests of this exchange still wait for answers: each gets the error
+   * `errorFor` words, so no caller waits for its own timeout. While `resumable` (the edge keeps running), a
+   * stream that carried event ids is left to the client's resumption through the edge instead.
    */
-  answerLost(detail: string): RelayVerdict {
+  answerLost(errorFor: (id: JsonRpcId) => JsonRpcErrorMessage, resumable: boolean): RelayVerdict {
     const out = heldVerdict();
     const waiting = this.ctx.answered;
-    if (this.#sawEventId || waiting === undefined) return out;
+    if ((resumable && this.#sawEventId) || waiting === undefined) return out;
     for (const id of waiting.ids()) {
       waiting.take(id);
-      this.#emitOwn(out, sseErrorEvent(lostResponseMessage(id, detail)));
+      this.#emitOwn(out, sseErrorEvent(errorFor(id)));
     }
     return out;
   }

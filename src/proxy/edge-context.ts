@@ -1,5 +1,5 @@
 // What the stages of the shell share: the config it started with, the logger and the filters, the session
-// store, and the streams being relayed (so shutdown can end them). Built once per edge server.
+// store, the silence watches and the bytes held. Built once per edge server.
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
@@ -21,20 +21,12 @@ declare module 'fastify' {
   }
 }
 
-/** An SSE stream being relayed, so shutdown can end it cleanly. */
-export interface RelayedStream {
-  longLived: boolean;
-  /** Ends the stream: waiting requests get errors, the client's stream ends well-formed. */
-  finish(detail: string, outcome: 'shutdown'): void;
-}
-
 export interface EdgeContext {
   config: EdgeConfig;
   log: Logger;
   /** What follows exchanges: metrics, the log line (filters/). */
   filters: FilterChain;
   sessions: SessionStore;
-  streams: Set<RelayedStream>;
   upstream: Upstream;
   /** One timer for the silence of every call's SSE answer (upstream.timeouts.answerStream). */
   answerSilence: SilenceWatch;

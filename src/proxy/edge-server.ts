@@ -25,7 +25,7 @@ import { readBoundedBody } from './body-reader.js';
 import { trackConnections } from './connections.js';
 import { installCors } from './cors.js';
 import { Drain, type DrainReport } from './drain.js';
-import type { EdgeContext, RelayedStream } from './edge-context.js';
+import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
 import { runtimeOf } from './exchange.js';
 import { recordExchangeEnd } from './exchange-end.js';
@@ -36,6 +36,7 @@ import { HeldBytes } from './held-bytes.js';
 import { replyWriter, respondLocally } from './local-reply.js';
 import { filterRequest } from './request-filters.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
+import { Shutdown } from './shutdown.js';
 import { SilenceWatch } from './silence-watch.js';
 import { registerMcpRoutes } from './upstream-call.js';
 import { registerOAuthRoutes } from './well-known.js';
@@ -66,13 +67,11 @@ export interface EdgeServer {
 export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOptions): Promise<EdgeServer> {
   const log = options.logger;
   const upstream: Upstream = options.upstream ?? upstreamOf(config, log);
-  const streams = new Set<RelayedStream>();
   const ctx: EdgeContext = {
     config,
     log,
     filters: filterChainOf({ config, metrics: options.metrics, log }, options.filters),
     sessions: new SessionStore(),
-    streams,
     upstream,
     answerSilence: new SilenceWatch(config.upstream.timeouts.answerStream),
     bodySilence: new SilenceWatch(config.upstream.timeouts.body),
@@ -81,8 +80,6 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   };
   let runtime = runtimeOf(config);
   const drain = new Drain();
-  /** GET exchanges (standalone streams) still waiting for the upstream's answer. */
-  const waitingGets = new Set<FastifyReply>();
   const { server: serverConfig } = config;
 
   const app = Fastify({
@@ -123,6 +120,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   /** The one way the shell answers a request itself (local-reply.ts). */
   const respond = (reply: FastifyReply, answer: EdgeHttpError): void =>
     respondLocally(reply.request.exchange, replyWriter(reply), answer);
+  const shutdown = new Shutdown(respond, log);
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof EdgeError) return respond(reply, error.answer);
@@ -190,9 +188,6 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     if (request.method === 'GET') {
       const answered = getAnsweredByEdge(ctx, admission.exchange, request.headers, request.log);
       if (answered !== undefined) return new EdgeError(answered);
-      // A GET waits on the upstream for as long as it likes; shutdown must be able to answer it.
-      waitingGets.add(reply);
-      reply.raw.once('close', () => waitingGets.delete(reply));
     }
     return undefined;
   };
@@ -279,6 +274,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       oauth.decorateResponse(request, reply);
       cors.decorateResponse(request, reply);
     },
+    sending: (reply) => shutdown.sending(reply),
   });
   upstream.start?.({ undelivered: (tenant, reason) => ctx.filters.undelivered(tenant, reason) });
   app.addHook('onClose', async () => ctx.filters.close());
@@ -292,22 +288,17 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
       return app.listen({ host: config.listen.host, port: config.listen.port });
     },
     async close() {
-      // Stop accepting. GET streams (long-lived, resumable) end now; POST streams get the grace period, then
-      // end cleanly with errors for what still waits, and the connections close once that has been written.
-      drain.begin(streams.size);
+      // Stop accepting. GET exchanges (long-lived) end now; the others get the grace period, then end with the
+      // shutdown error for every request still waiting (shutdown.ts), and the connections close once that
+      // has been written.
+      drain.begin(shutdown.streams());
       const closing = app.close();
       // Connections that finish their last exchange during shutdown close at once, not after keepAlive.
       const sweep = setInterval(() => connections.closeIdle(), 200);
       sweep.unref();
-      for (const stream of streams)
-        if (stream.longLived) stream.finish('mcp-edge is shutting down', 'shutdown');
-      for (const reply of waitingGets) {
-        if (!reply.sent && !reply.raw.headersSent)
-          respond(reply, edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down'));
-      }
+      shutdown.begin();
       const timer = setTimeout(() => {
-        for (const stream of streams)
-          stream.finish('mcp-edge shut down before the MCP server answered', 'shutdown');
+        shutdown.graceOver();
         setTimeout(() => app.server.closeAllConnections(), 500).unref();
       }, serverConfig.timeouts.shutdownGrace);
       timer.unref();

@@ -123,6 +123,18 @@ export interface Exchange {
   logFields?: Record<string, unknown> | undefined;
   /** The filters' own state for this exchange, one entry per ExchangeSlot (src/proxy/filters/exchange-slot.ts). */
   filterState?: unknown[] | undefined;
+  /** Set by the relay of its answer once that has begun: how shutdown ends it. */
+  shutdownEnding?: ShutdownEnding | undefined;
+}
+
+/**
+ * How a relay whose answer has begun ends it when shutdown reaches its exchange (shutdown.ts): the requests
+ * still waiting get the shutdown error, the client's response closes. Unset, shutdown answers the exchange.
+ */
+export interface ShutdownEnding {
+  /** An SSE stream (the shutdown report counts them). */
+  readonly stream: boolean;
+  end(): void;
 }
 
 /** An exchange's own requests come from one body, itself bounded by request.maxBodyBytes. */
@@ -166,6 +178,7 @@ export function startExchange(
     authFailure: undefined,
     logFields: undefined,
     filterState: undefined,
+    shutdownEnding: undefined,
   };
   exchange.observer = combineObservers(summary, ...filters.observers(tenant, exchange));
   return exchange;

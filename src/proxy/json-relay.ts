@@ -1,7 +1,9 @@
 // Relays an upstream application/json body through the JSON inspector: held up to the ceiling that can
-// apply to it, then forwarded byte for byte or replaced whole; a body that stalls or breaks off gets the
-// client a JSON-RPC error for its id instead of a cut connection. An answer made of messages is its one
-// message's pieces, judged as the chunks of a body; a message cut short is a body that broke off.
+// apply to it, then forwarded byte for byte or replaced whole; a body that stalls or breaks off, or is still
+// held when shutdown ends the exchange, gets the client a JSON-RPC error for its id instead of a cut
+// connection. An answer made of messages is its one message's pieces, judged as the chunks of a body; a
+// message cut short is a body that broke off.
+import { shutdownAnswer } from '../core/errors.js';
 import type { MessageEvent } from '../core/message-events.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
@@ -15,7 +17,7 @@ import {
   responseHoldBytes,
   subjectsWaiting,
 } from './exchange.js';
-import { respondLocally } from './local-reply.js';
+import { endedByEdge, respondLocally } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
 
 /** A JSON response body that went silent for longer than upstream.timeouts.body. */
@@ -101,6 +103,24 @@ export function relayJson(
     sendWhole(out);
   });
   source.on('data', onData);
+  // Shutdown: a body still held is answered in its place; one streaming (past every ceiling) cannot be
+  // completed well-formed, so its connection closes.
+  exchange.shutdownEnding = {
+    stream: false,
+    end: guard(() => {
+      if (raw.writableEnded || raw.destroyed) return;
+      source.off('data', onData);
+      silence.stop();
+      hold?.release();
+      source.destroy();
+      if (streaming) {
+        endedByEdge(exchange, 'shutdown');
+        raw.destroy();
+        return;
+      }
+      respondLocally(exchange, client, shutdownAnswer(onlyRequestWaiting(exchange)));
+    }),
+  };
   source.on(
     'end',
     guard(() => {

@@ -2,7 +2,7 @@
 // child per session): the edge answers from the facts the upstream reports (UpstreamSessions), before the
 // upstream sees the exchange. An upstream that is an HTTP server is the authority on its own sessions, and
 // its answers are relayed instead.
-import { type EdgeHttpError, edgeRefusal, processLimitRefusal } from '../core/errors.js';
+import { type EdgeHttpError, edgeRefusal, processLimitRefusal, shutdownRefusal } from '../core/errors.js';
 import type { ForwardedMethod, UpstreamExchange, UpstreamSessions } from '../upstream/upstream.js';
 import type { RelayLog } from './client-response.js';
 
@@ -48,13 +48,14 @@ export function sessionRuleAnswer(
   }
   const room = sessions.roomFor(exchange);
   if (room === undefined) return undefined;
-  if (room === 'closing') return edgeRefusal(503, 'shutting_down', 'mcp-edge is shutting down');
   const ids = exchange.requestIds;
+  const id = ids.length === 1 ? (ids[0] ?? null) : null;
+  if (room === 'closing') return shutdownRefusal(id);
   log.warn(
     { tenant, upstream, bound: room.setting, limit: room.limit },
     'stdio: no room for another MCP server process',
   );
-  return processLimitRefusal(ids.length === 1 ? (ids[0] ?? null) : null, room);
+  return processLimitRefusal(id, room);
 }
 
 /**

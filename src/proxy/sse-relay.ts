@@ -2,13 +2,16 @@
 // client through the SSE inspector, writing to the client's response directly (what one event-loop turn
 // produced goes out as one write). However the stream ends (the upstream
 // finishes or breaks off, goes silent, the client leaves, shutdown), it ends once: the client's stream is
-// closed well-formed, every request still waiting gets an error, and the stream is let go.
+// closed well-formed, every request still waiting gets an error (unless the client can resume the stream
+// through the edge, which shutdown rules out), and the stream is let go.
+import { type JsonRpcErrorMessage, lostResponseMessage, shutdownMessage } from '../core/errors.js';
 import type { MessageEvent } from '../core/message-events.js';
 import type { Outcome } from '../core/outcome.js';
+import type { JsonRpcId } from '../core/types.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import { SseResponseInspector } from '../inspect/sse-response.js';
 import { type ClientResponse, CoalescedWriter } from './client-response.js';
-import { answerUpstream, type EdgeContext, type RelayedStream } from './edge-context.js';
+import { answerUpstream, type EdgeContext } from './edge-context.js';
 import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 import { endedByEdge } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
@@ -24,7 +27,7 @@ function isAbort(err: Error): boolean {
 
 export type SseRelayContext = Pick<
   EdgeContext,
-  'config' | 'filters' | 'sessions' | 'streams' | 'upstream' | 'answerSilence'
+  'config' | 'filters' | 'sessions' | 'upstream' | 'answerSilence'
 > &
   Partial<Pick<EdgeContext, 'held'>>;
 
@@ -52,6 +55,8 @@ export function relaySse(
   );
   /** Set when the edge ends the stream before the upstream did: what the waiting requests are told. */
   let lostDetail: string | undefined;
+  /** Set when shutdown ends the stream: no one can resume it through an edge that exits. */
+  let shuttingDown = false;
   let stopped = false;
   let finished = false;
   /** The event being framed (mcp_edge_held_bytes). */
@@ -75,8 +80,11 @@ export function relaySse(
     finished = true;
     disarmStall();
     emit(inspector.end());
-    // Ended without answering a request: unless the client can resume, it learns so now.
-    emit(inspector.answerLost(lostDetail ?? ENDED_WITHOUT_ANSWER));
+    // Ended without answering a request: unless the client can resume through the edge, it learns so now.
+    const errorFor = shuttingDown
+      ? shutdownMessage
+      : (id: JsonRpcId): JsonRpcErrorMessage => lostResponseMessage(id, lostDetail ?? ENDED_WITHOUT_ANSWER);
+    emit(inspector.answerLost(errorFor, !shuttingDown));
     writer.end();
     release();
   }
@@ -134,12 +142,16 @@ export function relaySse(
     }),
   );
 
-  // Shutdown ends every stream in one loop: one that throws must not keep the others from ending.
-  const stream: RelayedStream = {
-    longLived,
-    finish: guard((detail: string, outcome: 'shutdown') => stop(detail, outcome)),
+  // Shutdown ends every exchange in one loop: one that throws must not keep the others from ending. A stream
+  // that has finished already, its response not yet closed, ended by itself.
+  exchange.shutdownEnding = {
+    stream: true,
+    end: guard(() => {
+      if (finished) return;
+      shuttingDown = true;
+      stop(undefined, 'shutdown');
+    }),
   };
-  ctx.streams.add(stream);
   const streamClosed = ctx.filters.streamOpened(exchange);
   let released = false;
   function release(): void {
@@ -147,7 +159,6 @@ export function relaySse(
     released = true;
     hold?.release();
     disarmStall();
-    ctx.streams.delete(stream);
     streamClosed();
     releaseSlot?.();
   }

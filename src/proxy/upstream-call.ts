@@ -35,6 +35,8 @@ export interface McpRouteOptions {
   respond(reply: FastifyReply, answer: EdgeHttpError): void;
   /** What the onSend hooks would add to an answer (CORS, OAuth), for a response a relay writes itself. */
   decorate(request: FastifyRequest, reply: FastifyReply): void;
+  /** The exchange goes to the upstream now (shutdown.ts follows it); false: shutdown refused it instead. */
+  sending(reply: FastifyReply): boolean;
 }
 
 /** The upstream's response headers as the client gets them (length and coding go when the edge may rewrite). */
@@ -144,7 +146,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
           ? undefined
           : sessionRuleAnswer(sessions, request.method as ForwardedMethod, view, request.log, upstream.label);
       if (answer !== undefined) respond(reply, answer);
-      else upstream.handle(callOf(request, reply, view));
+      else if (options.sending(reply)) upstream.handle(callOf(request, reply, view));
     },
   });
 }

@@ -46,11 +46,15 @@ export function httpUpstream(config: EdgeConfig, log: Logger): Upstream {
   const upstreamAuthorization = basicAuthorization(url);
   // fetch refuses a URL with credentials (and its error would name it).
   const plainUrl = withoutCredentials(url);
+  const carried = exchanges(config, upstream, upstreamAuthorization, log);
   return {
     label: redactUrl(url),
     publicName: upstream.origin,
     httpEndpoint: upstream,
-    handle: exchanges(config, upstream, upstreamAuthorization, log),
+    handle: carried.handle,
+    // After the last exchange has closed: a request the edge answered itself at shutdown may still wait on
+    // the server (a slow tool), and would keep the process alive until it answers.
+    close: carried.close,
     send(sessionId, message) {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
@@ -98,13 +102,13 @@ function failureOf(err: Error): { kind: 'timeout' | 'unreachable'; detail: strin
   return { kind: timeout ? 'timeout' : 'unreachable', detail: code ?? err.message };
 }
 
-/** The pools, their counts, and how one exchange goes through them. */
+/** The pools, their counts, and how one exchange goes through them; close ends whatever they still carry. */
 function exchanges(
   config: EdgeConfig,
   upstream: URL,
   upstreamAuthorization: string | undefined,
   log: Logger,
-): (call: UpstreamCall) => void {
+): { handle(call: UpstreamCall): void; close(): Promise<void> } {
   const { timeouts, maxConnections, maxStreamConnections } = config.upstream;
   const poolOf = (connections: number) =>
     new Pool(upstream.origin, {
@@ -158,7 +162,7 @@ function exchanges(
    * a GET's or DELETE's when the client's response closes (the relay then ends the upstream request; one
    * still waiting for headers ends when they come, or at upstream.timeouts.headers).
    */
-  return (call: UpstreamCall) => {
+  const handle = (call: UpstreamCall) => {
     const { method, query, body } = call.request;
     const headers = requestHeadersFor(config, upstream, upstreamAuthorization, call);
     const sendsBody = method === 'POST' || (method === 'DELETE' && body.length > 0);
@@ -209,4 +213,8 @@ function exchanges(
     if (method === 'GET') withStreamSlot(call, send);
     else withCallSlot(call, send);
   };
+  const close = async () => {
+    await Promise.all([calls.destroy(), streams.destroy()]);
+  };
+  return { handle, close };
 }

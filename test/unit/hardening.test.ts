@@ -86,7 +86,7 @@ describe('closing an event the upstream cut off', () => {
     const pieces = [
       ...inspector.push(Buffer.from('data: {"jsonrpc":"2.0","id":7,"result":{"con')).toClient,
       ...inspector.end().toClient,
-      ...inspector.answerLost('the stream broke off').toClient,
+      ...inspector.answerLost((id) => lostResponseMessage(id, 'the stream broke off'), true).toClient,
     ];
     const text = pieces.map((p) => (typeof p === 'string' ? p : Buffer.from(p).toString())).join('');
     const events = dispatched(text);

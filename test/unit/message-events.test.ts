@@ -4,6 +4,7 @@
 // as soon as it crosses its ceiling.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { lostResponseMessage } from '../../src/core/errors.js';
 import { type MessageEvent, MessageSseItems, sseFraming } from '../../src/core/message-events.js';
 import type { LimitMode } from '../../src/core/types.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
@@ -115,7 +116,7 @@ describe('messages judged as messages', () => {
           const fromBytes = [
             bytesInspector.push(framedBytes(events)),
             bytesInspector.end(),
-            bytesInspector.answerLost('gone'),
+            bytesInspector.answerLost((id) => lostResponseMessage(id, 'gone'), true),
           ];
           const asMessages = context(mode, ceiling, [0, 1, 2, 3]);
           const messageInspector = new SseResponseInspector(asMessages.ctx, ceiling);
@@ -126,7 +127,7 @@ describe('messages judged as messages', () => {
               return out;
             }),
             messageInspector.end(),
-            messageInspector.answerLost('gone'),
+            messageInspector.answerLost((id) => lostResponseMessage(id, 'gone'), true),
           ];
           expect(clientBytes(fromMessages)).toBe(clientBytes(fromBytes));
           expect(asMessages.answered.ids()).toEqual(asBytes.answered.ids());

@@ -42,7 +42,6 @@ function context() {
     log: silentLogger as never,
     filters: edgeFilters,
     sessions: new SessionStore(),
-    streams: new Set<never>(),
     upstream: httpUpstream(config, silentLogger as never),
     answerSilence: new SilenceWatch(config.upstream.timeouts.answerStream),
     bodySilence: new SilenceWatch(config.upstream.timeouts.body),
@@ -303,7 +302,9 @@ describe('the SSE relay', () => {
     const got = await answer;
     expect(got.status).toBe(200);
     expect(got.body).toBe(progress + event(4, 'done'));
-    expect(ctx.streams.size).toBe(0);
+    // A stream that ended by itself is not ended again by a shutdown that reaches it before its response closed.
+    exchange.shutdownEnding?.end();
+    expect(exchange.outcome).toBeUndefined();
   });
 
   it('sends the headers of a stream that stays silent, so the client sees it open', async () => {
@@ -359,6 +360,72 @@ describe('the SSE relay', () => {
     });
     expect(exchange.outcome).toBe('upstream_stream_failed');
     expect(warnings).toContain('upstream SSE stream failed');
+  });
+});
+
+describe('an exchange that shutdown ends', () => {
+  const progressWithId =
+    'id: e1\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n';
+
+  /** The JSON-RPC messages of an SSE body, in order. */
+  const messagesOf = (body: string) =>
+    body
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)) as Record<string, unknown>);
+
+  it('a stream with event ids that broke off is left to the client, which resumes through the edge', async () => {
+    const ctx = context();
+    const exchange = await exchangeWithCall(ctx, 11);
+    const source = new PassThrough();
+    relayNext(ctx, exchange, source, 200, 'text/event-stream');
+    const answer = fetchAnswer();
+    source.write(progressWithId);
+    setTimeout(() => source.destroy(new Error('socket hang up')), 20);
+    const got = await answer;
+    expect(messagesOf(got.body)).toEqual([expect.objectContaining({ method: 'notifications/progress' })]);
+    expect(exchange.outcome).toBe('upstream_stream_failed');
+  });
+
+  it('the same stream ended by shutdown gets the shutdown error for its id: no one resumes through an edge that exits', async () => {
+    const ctx = context();
+    const exchange = await exchangeWithCall(ctx, 12);
+    const source = new PassThrough();
+    relayNext(ctx, exchange, source, 200, 'text/event-stream');
+    const answer = fetchAnswer('POST', (res) => res.once('data', () => exchange.shutdownEnding?.end()));
+    source.write(progressWithId);
+    const got = await answer;
+    const messages = messagesOf(got.body);
+    expect(messages).toHaveLength(2);
+    expect(messages[1]).toMatchObject({
+      id: 12,
+      error: { code: -32603, data: { reason: 'shutting_down', enforcedBy: 'mcp-edge' } },
+    });
+    expect(exchange.shutdownEnding?.stream).toBe(true);
+    expect(exchange.outcome).toBe('shutdown');
+    expect(source.destroyed).toBe(true);
+  });
+
+  it('a JSON answer still held is answered 503 with the shutdown error for its id', async () => {
+    const ctx = context();
+    const exchange = await exchangeWithCall(ctx, 13);
+    const source = new PassThrough();
+    relayNext(ctx, exchange, source, 200, 'application/json');
+    const answer = fetchAnswer();
+    source.write('{"jsonrpc":"2.0","id":13,"result":{"te');
+    // The relay holds the half answer: shutdown reaches it.
+    while (ctx.held.total === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    exchange.shutdownEnding?.end();
+    const got = await answer;
+    expect(got.status).toBe(503);
+    expect(got.headers.connection).toBe('close');
+    expect(JSON.parse(got.body)).toMatchObject({
+      id: 13,
+      error: { code: -32603, data: { reason: 'shutting_down', enforcedBy: 'mcp-edge' } },
+    });
+    expect(exchange.shutdownEnding?.stream).toBe(false);
+    expect(exchange.outcome).toBe('shutdown');
+    expect(source.destroyed).toBe(true);
   });
 });
 
