@@ -160,11 +160,14 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-/** CPU time (user + system, ms) used so far by the process and its children that are still running. */
-export function cpuMsOf(pid: number): number {
+/**
+ * CPU time (user + system, ms) used so far by the process and, unless `ownOnly`, its children that are still
+ * running (nginx: master and worker; a stdio edge's children are servers, not the edge).
+ */
+export function cpuMsOf(pid: number, ownOnly = false): number {
   const tick = 10; // USER_HZ is 100 on Linux
   let ms = 0;
-  for (const p of [pid, ...childrenOf(pid)]) {
+  for (const p of ownOnly ? [pid] : [pid, ...childrenOf(pid)]) {
     try {
       // Fields after the command name (which may hold spaces) start after the last ')'.
       const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -174,6 +177,25 @@ export function cpuMsOf(pid: number): number {
     }
   }
   return ms;
+}
+
+/**
+ * Read and write system calls made so far (/proc/PID/io syscr, syscw: read(v) and write(v), which Node uses on
+ * sockets; recv and send, which nginx uses, are not counted) by the process and, unless `ownOnly`, its children.
+ */
+export function ioOf(pid: number, ownOnly = false): { readCalls: number; writeCalls: number } {
+  let readCalls = 0;
+  let writeCalls = 0;
+  for (const p of ownOnly ? [pid] : [pid, ...childrenOf(pid)]) {
+    try {
+      const io = readFileSync(`/proc/${p}/io`, 'utf8');
+      readCalls += Number(/^syscr:\s+(\d+)/m.exec(io)?.[1] ?? 0);
+      writeCalls += Number(/^syscw:\s+(\d+)/m.exec(io)?.[1] ?? 0);
+    } catch {
+      // The process is gone.
+    }
+  }
+  return { readCalls, writeCalls };
 }
 
 /** Resets the peak RSS (VmHWM) of the process and its children; false where the kernel refuses. */

@@ -11,8 +11,10 @@ export type PathId =
   | 'edge-observe'
   | 'edge-enforce-info'
   | 'edge-traced'
+  | 'edge-traced-unsampled'
   | 'edge-quota-memory'
-  | 'edge-quota-redis';
+  | 'edge-quota-redis'
+  | 'edge-stdio';
 
 export interface Workload {
   id: string;

@@ -20,36 +20,14 @@
 // (the dist/cli.js of another build of mcp-edge, e.g. a clone of an earlier commit: runs as path edge-baseline,
 // enforce, beside this build, so a change is measured against what it changed in the same run), BENCH_RECORDED
 // (a results file: every figure of this run is compared with it; default: the newest file in bench/results).
-import { execFileSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
-import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { CoreMeasureRow } from './core-measure.js';
+import { BUILT, Harness, machine, metricSum, NODE, nginxBinary, type PathRun, REPO } from './harness.js';
 import type { AdversarialRow } from './host-budget.js';
-import {
-  cpuMsOf,
-  freePort,
-  memoryOf,
-  type Proc,
-  resetPeak,
-  runToEnd,
-  sampleMemory,
-  sleep,
-  startProcess,
-  waitForHttp,
-} from './proc.js';
+import { cannon, probe } from './load.js';
+import { memoryOf, resetPeak, runToEnd, sampleMemory, sleep, startProcess } from './proc.js';
 import { compareWithRecorded, evaluateTargets, formatReport, type Report } from './report.js';
 import {
   type CannonRun,
@@ -57,19 +35,13 @@ import {
   type IdleResult,
   median,
   type PathId,
-  type ProbeRun,
   type RuleToggled,
   type SideBySide,
   type Workload,
   type WorkloadResult,
 } from './result-types.js';
 import type { StdioBench } from './stdio.js';
-
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const BUILT = join(REPO, 'dist', 'bench', 'bench');
-const EDGE_CLI = join(REPO, 'dist', 'cli.js');
-const AUTOCANNON = join(REPO, 'node_modules', 'autocannon', 'autocannon.js');
-const NODE = process.execPath;
+import { WORKLOADS } from './workloads.js';
 
 function envNumber(name: string, fallback: number): number {
   const value = Number(process.env[name]);
@@ -92,506 +64,8 @@ const SETTINGS = {
   recorded: process.env.BENCH_RECORDED,
 };
 
-/** The Node proxies BENCH_CPU_PROF profiles: those whose differences the targets and the cost notes are about. */
-const PROFILED_PATHS: ReadonlySet<PathId> = new Set([
-  'bare',
-  'edge-baseline',
-  'edge-enforce',
-  'edge-traced',
-  'edge-quota-memory',
-  'edge-quota-redis',
-]);
-
 function pathWanted(id: PathId): boolean {
   return id === 'direct' || SETTINGS.paths === undefined || SETTINGS.paths.includes(id);
-}
-
-const WORKLOADS: Workload[] = [
-  {
-    id: 'json-1k',
-    title: 'tools/call, 1 KiB result, JSON',
-    answer: 'json-1k',
-    tool: 'small',
-    connections: 10,
-    probe: true,
-    target: 'small',
-    extraPaths: ['edge-enforce-info'],
-  },
-  // Issue 26: the same calls through mcp-edge enforce with traces on at 100% sampling, exported over OTLP
-  // (http/protobuf) to a sink that accepts everything: what a span per exchange and per request costs.
-  {
-    id: 'json-1k-traced',
-    title: 'tools/call, 1 KiB result, JSON, traced (OTLP, every exchange sampled)',
-    answer: 'json-1k',
-    tool: 'small',
-    connections: 10,
-    probe: false,
-    target: undefined,
-    extraPaths: ['edge-traced'],
-  },
-  {
-    id: 'sse-1k',
-    title: 'tools/call, 1 KiB result, SSE',
-    answer: 'sse-1k',
-    tool: 'small',
-    connections: 10,
-    probe: true,
-    target: 'small',
-    extraPaths: [],
-  },
-  {
-    id: 'json-1m',
-    title: '1 MiB result, JSON',
-    answer: 'json-1m',
-    tool: 'medium',
-    connections: 4,
-    probe: false,
-    target: 'large',
-    extraPaths: [],
-  },
-  {
-    id: 'sse-1m',
-    title: '1 MiB result, SSE',
-    answer: 'sse-1m',
-    tool: 'medium',
-    connections: 4,
-    probe: false,
-    target: 'large',
-    extraPaths: [],
-  },
-  {
-    id: 'json-8m',
-    title: '8 MiB result, JSON',
-    answer: 'json-8m',
-    tool: 'big',
-    connections: 2,
-    probe: false,
-    target: 'large',
-    extraPaths: [],
-  },
-  {
-    id: 'sse-8m',
-    title: '8 MiB result, SSE',
-    answer: 'sse-8m',
-    tool: 'big',
-    connections: 2,
-    probe: false,
-    target: 'large',
-    extraPaths: [],
-  },
-  // Issue 15: the same answers with a caller that names Claude Code, so each result is measured against its
-  // 25,000-token budget: what host-budget measuring costs on small calls and on a 1 MiB result.
-  {
-    id: 'json-1k-claude',
-    title: 'tools/call, 1 KiB result, JSON, caller Claude Code (host budget measured)',
-    answer: 'json-1k',
-    tool: 'small',
-    connections: 10,
-    probe: false,
-    target: undefined,
-    extraPaths: [],
-    host: 'claude-code',
-  },
-  {
-    id: 'json-1m-claude',
-    title: '1 MiB result, JSON, caller Claude Code (host budget measured)',
-    answer: 'json-1m',
-    tool: 'medium',
-    connections: 4,
-    probe: false,
-    target: undefined,
-    extraPaths: [],
-    host: 'claude-code',
-  },
-  // Issue 27: one quota rule that never refuses, counted in this process or in a Redis on loopback; compared
-  // with edge-enforce in the same rounds (CPU per exchange, added latency).
-  {
-    id: 'json-1k-quota-memory',
-    title: 'tools/call, 1 KiB result, JSON, one quota rule (memory store)',
-    answer: 'json-1k',
-    tool: 'small',
-    connections: 10,
-    probe: true,
-    target: undefined,
-    extraPaths: ['edge-quota-memory'],
-  },
-  {
-    id: 'json-1k-quota-redis',
-    title: 'tools/call, 1 KiB result, JSON, one quota rule (Redis store on loopback)',
-    answer: 'json-1k',
-    tool: 'small',
-    connections: 10,
-    probe: true,
-    target: undefined,
-    extraPaths: ['edge-quota-redis'],
-  },
-  {
-    id: 'progress',
-    title: 'SSE: 200 progress notifications, then a 1 KiB result',
-    answer: 'progress',
-    tool: 'small',
-    connections: 10,
-    probe: true,
-    target: undefined,
-    extraPaths: [],
-  },
-  {
-    id: 'mix',
-    title: 'JSON, 1 KiB results, 5% are 128 KiB over a 64 KiB ceiling',
-    answer: 'mix',
-    tool: 'mix',
-    connections: 10,
-    probe: false,
-    target: undefined,
-    extraPaths: [],
-  },
-];
-
-interface PathRun {
-  id: PathId;
-  url: string;
-  proc: Proc | undefined;
-  /** mcp-edge only: its Prometheus endpoint. */
-  metricsUrl?: string;
-  /** A quota path only: turns its rule on or off by a config reload (the quota filter stays). */
-  setQuotaRule?: (on: boolean) => Promise<void>;
-}
-
-function edgeYaml(options: {
-  port: number;
-  metricsPort: number;
-  upstreamPort: number;
-  mode: 'enforce' | 'observe';
-  level: string;
-  maxConnections: number;
-  traced: boolean;
-  /** A quota rule that never refuses, kept in this store. */
-  quotaStore?: string | undefined;
-  /** Without the rule (`rules: []`): the quota filter runs and charges nothing. */
-  quotaRuleOff?: boolean;
-}): string {
-  const rules = options.quotaRuleOff
-    ? '  rules: []\n'
-    : '  rules:\n    - { name: bench, window: 1m, requests: 1000000000, responseBytes: 1000GiB }\n';
-  const quotas = options.quotaStore === undefined ? '' : `quotas:\n  store: ${options.quotaStore}\n${rules}`;
-  return `listen: { host: 127.0.0.1, port: ${options.port}, path: /mcp }
-upstream:
-  url: http://127.0.0.1:${options.upstreamPort}/mcp
-  maxConnections: ${options.maxConnections}
-metrics: { enabled: true, host: 127.0.0.1, port: ${options.metricsPort} }
-logging: { level: ${options.level} }
-limits:
-  mode: ${options.mode}
-  response: { maxMessageBytes: 4MiB }
-  tools:
-    big: { response: { maxMessageBytes: 16MiB } }
-    mix: { response: { maxMessageBytes: 64KiB } }
-    huge: { response: { maxMessageBytes: 4MiB } }
-${options.traced ? 'telemetry: { traces: { exporter: otlp } }\n' : ''}
-${quotas}`;
-}
-
-function nginxConf(prefix: string, port: number, upstreamPort: number): string {
-  return `worker_processes 1;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  upstream mcp { server 127.0.0.1:${upstreamPort}; keepalive 128; }
-  server {
-    listen 127.0.0.1:${port};
-    location = /healthz { return 200 'ok'; }
-    location /mcp {
-      proxy_pass http://mcp;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_request_buffering off;
-      proxy_read_timeout 3600s;
-      client_max_body_size 4m;
-    }
-  }
-}
-`;
-}
-
-function nginxBinary(): string | undefined {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
-    if (existsSync(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-class Harness {
-  readonly work = mkdtempSync(join(tmpdir(), 'mcp-edge-bench-'));
-  readonly procs = new Set<Proc>();
-  upstreamPort = 0;
-
-  log(name: string): string {
-    return join(this.work, `${name}.log`);
-  }
-
-  track(proc: Proc): Proc {
-    this.procs.add(proc);
-    void proc.exited.then(() => this.procs.delete(proc));
-    return proc;
-  }
-
-  async startUpstream(): Promise<void> {
-    this.upstreamPort = await freePort();
-    const proc = this.track(
-      startProcess(
-        'upstream',
-        NODE,
-        [join(BUILT, 'upstream.js'), String(this.upstreamPort)],
-        this.log('upstream'),
-      ),
-    );
-    await waitForHttp(`http://127.0.0.1:${this.upstreamPort}/healthz`, proc);
-  }
-
-  async startPath(id: PathId, maxConnections = 128): Promise<PathRun> {
-    if (id === 'direct') return { id, url: `http://127.0.0.1:${this.upstreamPort}/mcp`, proc: undefined };
-    const port = await freePort();
-    let proc: Proc;
-    let metricsUrl: string | undefined;
-    let setQuotaRule: PathRun['setQuotaRule'];
-    // BENCH_CPU_PROF profiles the Node proxies whose difference the targets are about (and the baseline build).
-    const profile =
-      SETTINGS.cpuProfDir !== undefined && PROFILED_PATHS.has(id)
-        ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir, '--cpu-prof-name', `${id}-${port}.cpuprofile`]
-        : [];
-    if (id === 'bare') {
-      proc = startProcess(
-        id,
-        NODE,
-        [
-          ...profile,
-          join(BUILT, 'bare-proxy.js'),
-          String(port),
-          `http://127.0.0.1:${this.upstreamPort}`,
-          String(maxConnections),
-        ],
-        this.log(id),
-      );
-    } else if (id === 'node-undici') {
-      proc = startProcess(
-        id,
-        NODE,
-        [
-          join(BUILT, 'undici-proxy.js'),
-          String(port),
-          `http://127.0.0.1:${this.upstreamPort}`,
-          String(maxConnections),
-        ],
-        this.log(id),
-      );
-    } else if (id === 'nginx') {
-      const binary = nginxBinary();
-      if (binary === undefined) throw new Error('nginx is not installed');
-      const prefix = mkdtempSync(join(this.work, 'nginx-'));
-      writeFileSync(join(prefix, 'nginx.conf'), nginxConf(prefix, port, this.upstreamPort));
-      proc = startProcess(
-        id,
-        binary,
-        ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],
-        this.log(id),
-      );
-    } else {
-      const file = join(this.work, `${id}-${port}.yaml`);
-      const metricsPort = await freePort();
-      metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-      const yaml = {
-        port,
-        metricsPort,
-        upstreamPort: this.upstreamPort,
-        mode: id === 'edge-observe' ? ('observe' as const) : ('enforce' as const),
-        level: id === 'edge-enforce-info' ? 'info' : 'warn',
-        maxConnections,
-        traced: id === 'edge-traced',
-        quotaStore:
-          id === 'edge-quota-memory'
-            ? 'memory'
-            : id === 'edge-quota-redis'
-              ? await this.startRedis()
-              : undefined,
-      };
-      writeFileSync(file, edgeYaml(yaml));
-      if (yaml.quotaStore !== undefined) {
-        const reloadsUrl = metricsUrl;
-        let ruleOn = true;
-        // A reload that changes nothing is not counted: only a change is waited for.
-        setQuotaRule = async (on) => {
-          if (on === ruleOn) return;
-          ruleOn = on;
-          const before = await reloadCounts(reloadsUrl);
-          writeFileSync(file, edgeYaml({ ...yaml, quotaRuleOff: !on }));
-          if (proc !== undefined) process.kill(proc.pid, 'SIGHUP');
-          await reloaded(reloadsUrl, before);
-        };
-      }
-      const cli = id === 'edge-baseline' ? (SETTINGS.baselineCli ?? EDGE_CLI) : EDGE_CLI;
-      const env =
-        id === 'edge-traced'
-          ? {
-              ...process.env,
-              OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${await this.otlpSink()}/v1/traces`,
-              OTEL_TRACES_SAMPLER: 'always_on',
-            }
-          : undefined;
-      proc = startProcess(id, NODE, [...profile, cli, '--config', file], this.log(`${id}-${port}`), env);
-    }
-    this.track(proc);
-    await waitForHttp(`http://127.0.0.1:${port}/healthz`, proc);
-    return {
-      id,
-      url: `http://127.0.0.1:${port}/mcp`,
-      proc,
-      ...(metricsUrl !== undefined ? { metricsUrl } : {}),
-      ...(setQuotaRule !== undefined ? { setQuotaRule } : {}),
-    };
-  }
-
-  #sink: Promise<string> | undefined;
-
-  /** An OTLP/HTTP receiver that accepts every export (an empty protobuf answer), in this process. */
-  otlpSink(): Promise<string> {
-    this.#sink ??= new Promise((resolve) => {
-      const server = createServer((req, res) => {
-        req.resume();
-        req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-      });
-      server.listen(0, '127.0.0.1', () => {
-        this.sinkServer = server;
-        resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-      });
-    });
-    return this.#sink;
-  }
-
-  sinkServer: Server | undefined;
-
-  /** A redis-server of the bench's own on loopback (no persistence): its URL. */
-  async startRedis(): Promise<string> {
-    const port = await freePort();
-    const dir = mkdtempSync(join(this.work, 'redis-'));
-    const proc = this.track(
-      startProcess(
-        'redis',
-        'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
-        this.log('redis'),
-      ),
-    );
-    let exited = false;
-    void proc.exited.then(() => {
-      exited = true;
-    });
-    const deadline = Date.now() + 20_000;
-    while (!(await accepts(port))) {
-      if (exited || Date.now() > deadline)
-        throw new Error('redis-server did not start (is the redis-server package installed?)');
-      await sleep(50);
-    }
-    return `redis://127.0.0.1:${port}/0`;
-  }
-
-  async stopAll(): Promise<void> {
-    await Promise.all([...this.procs].map((p) => p.stop()));
-    this.sinkServer?.close();
-  }
-}
-
-function requestBody(tool: string, host?: string): string {
-  const meta =
-    host === undefined
-      ? {}
-      : { _meta: { 'io.modelcontextprotocol/clientInfo': { name: host, version: '2' } } };
-  return JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: { name: tool, arguments: {}, ...meta },
-  });
-}
-
-async function cannon(h: Harness, path: PathRun, w: Workload, seconds: number): Promise<CannonRun> {
-  const cpuBefore = path.proc !== undefined ? cpuMsOf(path.proc.pid) : 0;
-  const out = await runToEnd(
-    NODE,
-    [
-      AUTOCANNON,
-      '-j',
-      '-n',
-      '-c',
-      String(w.connections),
-      '-d',
-      String(seconds),
-      '-m',
-      'POST',
-      '-H',
-      'content-type=application/json',
-      '-H',
-      'accept=application/json, text/event-stream',
-      '-H',
-      'mcp-protocol-version=2025-06-18',
-      '-H',
-      `x-bench-answer=${w.answer}`,
-      '-b',
-      requestBody(w.tool, w.host),
-      path.url,
-    ],
-    h.log('autocannon'),
-    (seconds + 30) * 1000,
-  );
-  const r = JSON.parse(out) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    throughput: { average: number };
-    non2xx: number;
-    errors: number;
-    timeouts: number;
-  };
-  const cpuMs = path.proc !== undefined ? cpuMsOf(path.proc.pid) - cpuBefore : undefined;
-  return {
-    cpuUsPerRequest:
-      cpuMs !== undefined && r.requests.total > 0 ? (cpuMs * 1000) / r.requests.total : undefined,
-    rps: r.requests.average,
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    mbps: r.throughput.average / 1e6,
-    requests: r.requests.total,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-  };
-}
-
-async function probe(h: Harness, url: string, w: Workload, count: number): Promise<ProbeRun> {
-  const out = await runToEnd(
-    NODE,
-    [join(BUILT, 'latency-probe.js'), url, w.answer, w.tool, String(count)],
-    h.log('latency-probe'),
-    120_000,
-  );
-  return JSON.parse(out) as ProbeRun;
-}
-
-/** The sum of `family`'s series at `metricsUrl`, of those whose sample line holds `having` when given. */
-async function metricSum(metricsUrl: string, family: string, having?: string): Promise<number> {
-  const res = await fetch(metricsUrl);
-  const text = await res.text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${family}{`) && !line.startsWith(`${family} `)) continue;
-    if (having === undefined || line.includes(having)) sum += Number(line.split(' ').pop());
-  }
-  return sum;
 }
 
 async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<WorkloadResult> {
@@ -658,27 +132,6 @@ async function runWorkload(h: Harness, w: Workload, paths: PathRun[]): Promise<W
   for (const path of paths)
     if (path.setQuotaRule !== undefined) ruleToggled.push(await runRuleToggled(h, w, path));
   return { workload: w, paths: summary, rounds, sideBySide, ruleToggled };
-}
-
-/** The edge's config reloads so far, by result. */
-async function reloadCounts(metricsUrl: string): Promise<{ success: number; failure: number }> {
-  const family = 'mcp_edge_config_reloads_total';
-  return {
-    success: await metricSum(metricsUrl, family, 'result="success"'),
-    failure: await metricSum(metricsUrl, family, 'result="failure"'),
-  };
-}
-
-/** Until the edge counts a successful reload past `before` (at most 10 s); a failed one throws. */
-async function reloaded(metricsUrl: string, before: { success: number; failure: number }): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const now = await reloadCounts(metricsUrl);
-    if (now.failure > before.failure) throw new Error(`a config reload failed at ${metricsUrl}`);
-    if (now.success > before.success) return;
-    if (Date.now() > deadline) throw new Error(`no config reload seen at ${metricsUrl}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /**
@@ -755,18 +208,6 @@ async function runSideBySide(h: Harness, w: Workload, against: PathRun, path: Pa
     );
   }
   return { path: path.id, against: against.id, cpuRatios, cpuRatio: median(cpuRatios) };
-}
-
-/** Whether something accepts TCP connections on 127.0.0.1:port. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** What a quota path costs against edge-enforce: CPU per exchange (side by side, and in the rounds) and added p50 latency. */
@@ -890,35 +331,6 @@ async function runIdle(h: Harness, id: PathId): Promise<IdleResult> {
   return result;
 }
 
-function machine(): Record<string, string | number> {
-  const model =
-    readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? cpus()[0]?.model ?? '';
-  let free = '';
-  try {
-    free = execFileSync('free', ['-h'], { encoding: 'utf8' });
-  } catch {
-    free = `${(totalmem() / 2 ** 30).toFixed(1)} GiB total, ${(freemem() / 2 ** 30).toFixed(1)} GiB free`;
-  }
-  let nproc = cpus().length;
-  try {
-    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
-  } catch {}
-  return { nproc, cpu: model, node: process.version, free: free.trim(), nginx: nginxVersion() };
-}
-
-function nginxVersion(): string {
-  const binary = nginxBinary();
-  if (binary === undefined) return 'absent';
-  try {
-    return (
-      execFileSync(binary, ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim() ||
-      'present'
-    );
-  } catch (err) {
-    return String((err as { stderr?: string }).stderr ?? 'present').trim();
-  }
-}
-
 /** The run this one is compared with: BENCH_RECORDED, else the newest results file. */
 function recordedRun(): { file: string; report: Report } | undefined {
   const dir = join(REPO, 'bench', 'results');
@@ -936,7 +348,7 @@ function recordedRun(): { file: string; report: Report } | undefined {
 }
 
 async function main(): Promise<void> {
-  const h = new Harness();
+  const h = new Harness({ cpuProfDir: SETTINGS.cpuProfDir, baselineCli: SETTINGS.baselineCli });
   const startedAt = new Date();
   const report: Report = {
     startedAt: startedAt.toISOString(),
