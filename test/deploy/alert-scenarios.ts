@@ -4,7 +4,7 @@
 
 /** One sidecar as a ServiceMonitor scrape labels it: what every scripted series carries. */
 const SIDECAR = {
-  job: 'mcp-server-metrics',
+  job: 'mcp-edge',
   namespace: 'mcp',
   service: 'mcp-server-metrics',
   pod: 'mcp-server-7d4b9-x2x8q',
@@ -53,7 +53,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: 'mcp-edge is down (10.0.0.7:9464)',
               description:
-                'Prometheus could not scrape mcp-edge at 10.0.0.7:9464 (job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q) for a minute. Clients of the MCP servers behind it get no answers.',
+                'Prometheus could not scrape mcp-edge at 10.0.0.7:9464 (job mcp-edge, pod mcp-server-7d4b9-x2x8q) for a minute. Clients of the MCP servers behind it get no answers.',
               runbook_url: runbook('McpEdgeDown'),
             },
           },
@@ -211,7 +211,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: "Results of tool export overflow claude-code's budget (tenant acme)",
               description:
-                '50m results/s of tool export for tenant acme on job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q were over the budget of claude-code in the last 10 minutes. That host cuts or files them away (or mcp-edge refused them): make the tool return less, or give it pagination. Run `npx mcp-edge explain --host claude-code` for the budget and its source.',
+                '50m results/s of tool export for tenant acme on job mcp-edge, pod mcp-server-7d4b9-x2x8q were over the budget of claude-code in the last 10 minutes. That host cuts or files them away (or mcp-edge refused them): make the tool return less, or give it pagination. Run `npx mcp-edge explain --host claude-code` for the budget and its source.',
               runbook_url: runbook('McpEdgeHostBudgetOverflow'),
             },
           },
@@ -253,7 +253,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: 'The MCP server behind mcp-edge fails 9.091% of exchanges',
               description:
-                '9.091% of the exchanges through job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q ended in a 502 or 504 from http://127.0.0.1:3000/mcp in the last 5 minutes. The outcome label of mcp_edge_requests_total says which: upstream_unreachable, upstream_timeout, upstream_body_failed, upstream_stream_failed.',
+                '9.091% of the exchanges through job mcp-edge, pod mcp-server-7d4b9-x2x8q ended in a 502 or 504 from http://127.0.0.1:3000/mcp in the last 5 minutes. The outcome label of mcp_edge_requests_total says which: upstream_unreachable, upstream_timeout, upstream_body_failed, upstream_stream_failed.',
               runbook_url: runbook('McpEdgeUpstreamFailures'),
             },
           },
@@ -305,7 +305,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: 'mcp-edge turns tenant acme away for want of upstream capacity',
               description:
-                '100m requests/s of tenant acme on job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q got a 503 in the last 5 minutes: every stdio child slot (upstream.stdio.maxProcesses, maxProcessesPerTenant) or every call connection to http://127.0.0.1:3000/mcp (upstream.maxConnections) was taken.',
+                '100m requests/s of tenant acme on job mcp-edge, pod mcp-server-7d4b9-x2x8q got a 503 in the last 5 minutes: every stdio child slot (upstream.stdio.maxProcesses, maxProcessesPerTenant) or every call connection to http://127.0.0.1:3000/mcp (upstream.maxConnections) was taken.',
               runbook_url: runbook('McpEdgeUpstreamAtCapacity'),
             },
           },
@@ -342,7 +342,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: 'mcp-edge runs 93.75% of its stdio processes',
               description:
-                'The stdio MCP server children of job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q (http://127.0.0.1:3000/mcp) have been above 80% of upstream.stdio.maxProcesses for 10 minutes (93.75%). New sessions take the places of idle sessions, and get a 503 once every slot is held by a session in use: raise maxProcesses if the memory allows, or lower upstream.stdio.idleTimeoutWithoutStream so abandoned sessions end sooner.',
+                'The stdio MCP server children of job mcp-edge, pod mcp-server-7d4b9-x2x8q (http://127.0.0.1:3000/mcp) have been above 80% of upstream.stdio.maxProcesses for 10 minutes (93.75%). New sessions take the places of idle sessions, and get a 503 once every slot is held by a session in use: raise maxProcesses if the memory allows, or lower upstream.stdio.idleTimeoutWithoutStream so abandoned sessions end sooner.',
               runbook_url: runbook('McpEdgeStdioProcessesNearLimit'),
             },
           },
@@ -373,7 +373,7 @@ export const SCENARIOS: Scenario[] = [
             exp_annotations: {
               summary: 'mcp-edge uses 94.83% of its memory limit',
               description:
-                "The resident memory of mcp-edge on job mcp-server-metrics, pod mcp-server-7d4b9-x2x8q has been above 90% of its container's memory limit for 5 minutes (94.83%). Size the limit by docs/operations.md#sizing-memory, or lower the ceilings (limits.hardMaxBytes) that decide how much it holds.",
+                "The resident memory of mcp-edge on job mcp-edge, pod mcp-server-7d4b9-x2x8q has been above 90% of its container's memory limit for 5 minutes (94.83%). Size the limit by docs/operations.md#sizing-memory, or lower the ceilings (limits.hardMaxBytes) that decide how much it holds.",
               runbook_url: runbook('McpEdgeMemoryNearLimit'),
             },
           },
