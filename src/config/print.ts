@@ -52,13 +52,11 @@ function configSchema(): JsonSchema {
   return configSchemaCache;
 }
 
+/**
+ * A resolver with its secrets redacted. An apiKey resolver's hashes are shown: they are one-way digests (the
+ * file holds them, not the keys), and the printout must load back.
+ */
 function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
-  if ('apiKey' in resolver) {
-    const tenants = Object.fromEntries(
-      Object.entries(resolver.apiKey.tenants).map(([tenant, hashes]) => [tenant, hashes.map(() => REDACTED)]),
-    );
-    return { apiKey: { ...resolver.apiKey, tenants } };
-  }
   if ('jwt' in resolver) {
     const jwt = { ...resolver.jwt };
     if (jwt.secret !== undefined) jwt.secret = REDACTED;
@@ -152,7 +150,8 @@ function annotateNumber(
 
 /**
  * YAML of the effective (normalized) config: what mcp-edge will run with, in a form the loader reads
- * back. Secrets are redacted unless `redact: false` (tests compare the two).
+ * back. Secrets are redacted unless `redact: false` (tests compare the two); an apiKey resolver's hashes
+ * are shown either way.
  */
 export function formatEffectiveConfig(loaded: LoadedConfig, options: { redact?: boolean } = {}): string {
   const doc = new Document(options.redact === false ? loaded.config : redacted(loaded.config));
