@@ -38,7 +38,7 @@ function inImage(path: string): string {
 const SHUTDOWN_GRACE_MS = 3_000;
 
 /**
- * The ConfigMap's config with the sockets moved to free loopback ports, the tenant header trusted from
+ * The ConfigMap's config with the sockets moved to free loopback ports, a tenant header resolver trusting
  * loopback, and a shorter shutdown grace.
  */
 function configForTest(ports: { listen: number; metrics: number; upstream: number }): string {
@@ -50,7 +50,8 @@ function configForTest(ports: { listen: number; metrics: number; upstream: numbe
   const upstream = new URL(String(document.getIn(['upstream', 'url'])));
   upstream.port = String(ports.upstream);
   document.setIn(['upstream', 'url'], upstream.href);
-  document.setIn(['tenancy', 'resolve', 0, 'trustedProxies'], ['127.0.0.0/8']);
+  // The ConfigMap takes no tenant from a header; the gateway's resolver it comments, with loopback as the gateway.
+  document.setIn(['tenancy', 'resolve'], [{ header: 'x-tenant-id', trustedProxies: ['127.0.0.0/8'] }]);
   document.setIn(['server', 'timeouts', 'shutdownGrace'], `${SHUTDOWN_GRACE_MS}ms`);
   return document.toString();
 }
