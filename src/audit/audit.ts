@@ -110,6 +110,10 @@ async function audit(
       name: p.name,
       title: p.title,
       budgets: p.budgets.map((b) => ({ ...b })),
+      catalog:
+        p.catalog === undefined
+          ? undefined
+          : { budgets: p.catalog.budgets.map((b) => ({ ...b })), past: p.catalog.past },
       channels: p.channels,
       past: p.past,
     })),

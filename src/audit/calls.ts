@@ -5,7 +5,7 @@ import { isRecord } from '../core/bytes.js';
 import { emptyChannels, measureMessage } from '../core/measure.js';
 import type { ResultChannels } from '../core/types.js';
 import type { HostProfile } from '../hosts/profiles.js';
-import { measureForHost } from '../hosts/result-size.js';
+import { hostVisibleText, measureForHost } from '../hosts/result-size.js';
 import { type HostShare, shareOf } from './catalog.js';
 import type { AuditSession } from './session.js';
 
@@ -80,6 +80,8 @@ export interface CallReport {
   channels: { content: number; structuredContent: number; blocks: ResultChannels } | null;
   duplicatedBytes: number;
   isError: boolean;
+  /** A result with isError: the start of its text blocks, what the model would read first. */
+  isErrorText?: string;
   /** A JSON-RPC error, or no answer at all. */
   error?: { code: number | undefined; message: string };
   resourceLinks: { count: number; withSize: number; withMimeType: number; links: ResourceLinkFacts[] };
@@ -111,6 +113,21 @@ function asToolResult(method: string, result: Record<string, unknown>): Record<s
 }
 
 const NO_LINKS: CallReport['resourceLinks'] = { count: 0, withSize: 0, withMimeType: 0, links: [] };
+
+/** How much of an isError result's text the report keeps. */
+export const IS_ERROR_TEXT_CHARS = 200;
+
+/** The start of an isError result's text blocks (ellipsis when cut); nothing for another result. */
+function isErrorTextOf(result: Record<string, unknown>): { isErrorText: string } | Record<string, never> {
+  if (result.isError !== true) return {};
+  const text = hostVisibleText(result, 'content');
+  if (text.length <= IS_ERROR_TEXT_CHARS) return { isErrorText: text };
+  // Never half a surrogate pair.
+  const end = /[\ud800-\udbff]/.test(text.charAt(IS_ERROR_TEXT_CHARS - 1))
+    ? IS_ERROR_TEXT_CHARS - 1
+    : IS_ERROR_TEXT_CHARS;
+  return { isErrorText: `${text.slice(0, end)}…` };
+}
 
 /** A call without a result to measure: a JSON-RPC error, an answer too large to hold, or no call made. */
 function unmeasured(
@@ -187,6 +204,7 @@ export async function runCall(
           },
     duplicatedBytes: measured.duplicatedBytes,
     isError: answer.result.isError === true,
+    ...isErrorTextOf(answer.result),
     resourceLinks: resourceLinksOf(answer.result),
     hosts,
   };

@@ -1,7 +1,8 @@
-// The catalog's weight: each tool's descriptor as the server sent it (bytes, characters, tokens), the
-// listing per page, and for each host the share of its budget the catalog takes in every conversation.
+// The catalog's weight: each tool's descriptor as the server sent it (bytes, characters, tokens, lines), the
+// listing per page, and for each host with a catalog budget (HostProfile.catalog) the share of it the
+// catalog takes in every conversation. Result budgets (HostProfile.budgets) judge tool results only (calls.ts).
 import type { HostProfile } from '../hosts/profiles.js';
-import { type BudgetSize, exactSize } from '../hosts/result-size.js';
+import type { BudgetSize } from '../hosts/result-size.js';
 import { countTextTokens } from '../hosts/tokens.js';
 import type { ListingWalk } from './listing.js';
 
@@ -11,8 +12,9 @@ export interface ToolWeight {
   chars: number;
   /** Counted with the edge's tokenizer (o200k_base), as host budgets in tokens are. */
   tokens: number;
+  lines: number;
   page: number;
-  /** The host whose budget this descriptor takes the largest share of. */
+  /** The host whose catalog budget this descriptor takes the largest share of. */
   strictest:
     | { host: string; size: number; unit: BudgetSize['unit']; budget: number; share: number }
     | undefined;
@@ -36,10 +38,16 @@ export interface HostShare {
 
 export interface CatalogWeight {
   tools: ToolWeight[];
+  /**
+   * The catalog's size in each unit: the sum over its tools' descriptors, each as the server sent it. One
+   * measure: the same sums are what each host's catalog budget is judged by.
+   */
   totalBytes: number;
   totalChars: number;
   totalTokens: number;
+  totalLines: number;
   pages: { bytes: number; items: number; descriptorBytes: number }[];
+  /** The catalog against each catalog budget: only hosts that have one. */
   hosts: Record<string, HostShare>;
 }
 
@@ -80,23 +88,43 @@ export function shareOf(sizes: readonly BudgetSize[]): HostShare | undefined {
   };
 }
 
-/** `text` against every budget of `profile`. */
-export function textShare(
-  profile: HostProfile,
-  text: string,
-  maxTokenizedChars: number,
-): HostShare | undefined {
-  return shareOf(profile.budgets.map((budget) => exactSize(text, budget, maxTokenizedChars)));
+/** A size in each unit, and whether its tokens were extrapolated (hostBudgets.maxTokenizedCharacters). */
+interface Sizes extends Record<BudgetSize['unit'], number> {
+  estimated: boolean;
 }
 
-function strictestShare(
-  profiles: readonly HostProfile[],
-  text: string,
-  maxTokenizedChars: number,
-): ToolWeight['strictest'] {
+function lineCount(text: string): number {
+  return text === '' ? 0 : text.split('\n').length;
+}
+
+function sizesOf(text: string, bytes: number, maxTokenizedChars: number): Sizes {
+  const count = countTextTokens(text, Number.POSITIVE_INFINITY, maxTokenizedChars);
+  return {
+    bytes,
+    characters: text.length,
+    tokens: count.tokens,
+    lines: lineCount(text),
+    estimated: count.estimated,
+  };
+}
+
+/** `sizes` against each catalog budget of `profile` (none: the host has no catalog budget). */
+function catalogShare(profile: HostProfile, sizes: Sizes): HostShare | undefined {
+  return shareOf(
+    (profile.catalog?.budgets ?? []).map((budget) => ({
+      unit: budget.unit,
+      limit: budget.limit,
+      observed: sizes[budget.unit],
+      estimated: sizes.estimated && budget.unit === 'tokens',
+      lowerBound: false,
+    })),
+  );
+}
+
+function strictestShare(profiles: readonly HostProfile[], sizes: Sizes): ToolWeight['strictest'] {
   let strictest: ToolWeight['strictest'];
   for (const profile of profiles) {
-    const share = textShare(profile, text, maxTokenizedChars);
+    const share = catalogShare(profile, sizes);
     if (share !== undefined && (strictest === undefined || share.share > strictest.share)) {
       const { size, unit, budget } = share;
       strictest = { host: profile.name, size, unit, budget, share: share.share };
@@ -105,25 +133,32 @@ function strictestShare(
   return strictest;
 }
 
+/**
+ * The catalog's weight: each descriptor as sent, in every unit, and the whole (the sum of its descriptors)
+ * against the catalog budget of each host that has one. A host's budgets for tool results never judge it.
+ */
 export function catalogWeight(
   walk: ListingWalk | undefined,
   profiles: readonly HostProfile[],
   maxTokenizedChars: number,
 ): CatalogWeight {
   const tools: ToolWeight[] = [];
-  const texts: string[] = [];
+  const total: Sizes = { bytes: 0, characters: 0, tokens: 0, lines: 0, estimated: false };
   for (const item of walk?.items ?? []) {
     const text = utf8.decode(item.bytes);
-    texts.push(text);
+    const sizes = sizesOf(text, item.bytes.length, maxTokenizedChars);
+    for (const unit of ['bytes', 'characters', 'tokens', 'lines'] as const) total[unit] += sizes[unit];
+    total.estimated ||= sizes.estimated;
     const descriptor =
       typeof item.value === 'object' && item.value !== null ? (item.value as Record<string, unknown>) : {};
     tools.push({
       name: typeof descriptor.name === 'string' ? descriptor.name : '',
-      bytes: item.bytes.length,
-      chars: text.length,
-      tokens: countTextTokens(text, Number.POSITIVE_INFINITY, maxTokenizedChars).tokens,
+      bytes: sizes.bytes,
+      chars: sizes.characters,
+      tokens: sizes.tokens,
+      lines: sizes.lines,
       page: item.page,
-      strictest: strictestShare(profiles, text, maxTokenizedChars),
+      strictest: strictestShare(profiles, sizes),
       descriptor,
     });
   }
@@ -132,17 +167,17 @@ export function catalogWeight(
     items: page.items,
     descriptorBytes: tools.filter((t) => t.page === index).reduce((sum, t) => sum + t.bytes, 0),
   }));
-  const catalogText = texts.join('\n');
   const hosts: Record<string, HostShare> = {};
   for (const profile of profiles) {
-    const share = textShare(profile, catalogText, maxTokenizedChars);
+    const share = catalogShare(profile, total);
     if (share !== undefined) hosts[profile.name] = share;
   }
   return {
     tools: [...tools].sort((a, b) => b.bytes - a.bytes || a.name.localeCompare(b.name)),
-    totalBytes: tools.reduce((sum, t) => sum + t.bytes, 0),
-    totalChars: tools.reduce((sum, t) => sum + t.chars, 0),
-    totalTokens: tools.reduce((sum, t) => sum + t.tokens, 0),
+    totalBytes: total.bytes,
+    totalChars: total.characters,
+    totalTokens: total.tokens,
+    totalLines: total.lines,
     pages,
     hosts,
   };

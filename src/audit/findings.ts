@@ -140,7 +140,7 @@ function hasParameterLike(schema: unknown, word: string): boolean {
   return Object.keys(properties).some((key) => key.toLowerCase().replace(/_/g, '').includes(wanted));
 }
 
-/** `descriptorShare`: the share of the strictest host's budget a descriptor may take (--descriptor-share). */
+/** `descriptorShare`: the share of the strictest catalog budget a descriptor may take (--descriptor-share). */
 export function toolFindings(catalog: CatalogWeight, descriptorShare: number): Finding[] {
   const findings: Finding[] = [];
   for (const tool of catalog.tools) {
@@ -159,7 +159,7 @@ export function toolFindings(catalog: CatalogWeight, descriptorShare: number): F
       findings.push({
         code: 'descriptor-heavy',
         subject: tool.name,
-        message: `tool ${tool.name}'s descriptor is ${heavy.size} ${heavy.unit}, ${(heavy.share * 100).toFixed(1)}% of ${heavy.host}'s budget of ${heavy.budget}, in every conversation (over --descriptor-share ${descriptorShare})`,
+        message: `tool ${tool.name}'s descriptor is ${heavy.size} ${heavy.unit}, ${(heavy.share * 100).toFixed(1)}% of ${heavy.host}'s catalog budget of ${heavy.budget}, in every conversation (over --descriptor-share ${descriptorShare})`,
         fix: 'shorten the description and schema descriptions; move examples and long guidance to a resource or prompt',
       });
     }

@@ -1,7 +1,7 @@
 // The audit's result as one value: what `--json` prints and the table is drawn from, and the exit code
 // `--fail-over` asks for.
 import type { CallReport } from './calls.js';
-import type { HostShare, ToolWeight } from './catalog.js';
+import type { CatalogWeight, ToolWeight } from './catalog.js';
 import type { Finding } from './findings.js';
 import type { ListingWalk, WalkStop } from './listing.js';
 
@@ -16,7 +16,10 @@ export interface ListingReport {
 export interface HostReport {
   name: string;
   title: string;
+  /** Each bounds one tool result. */
   budgets: { unit: string; limit: number }[];
+  /** The tool definitions' budget, where the host has one, and what it does past it. */
+  catalog: { budgets: { unit: string; limit: number }[]; past: string } | undefined;
   channels: string;
   past: string;
 }
@@ -26,14 +29,7 @@ export interface AuditReport {
   protocolVersion: string | undefined;
   bounds: { maxPages: number; timeoutMs: number; maxMessageBytes: number };
   hosts: HostReport[];
-  catalog: {
-    totalBytes: number;
-    totalChars: number;
-    totalTokens: number;
-    tools: Omit<ToolWeight, 'descriptor'>[];
-    pages: { bytes: number; items: number; descriptorBytes: number }[];
-    hosts: Record<string, HostShare>;
-  };
+  catalog: Omit<CatalogWeight, 'tools'> & { tools: Omit<ToolWeight, 'descriptor'>[] };
   listings: ListingReport[];
   calls: CallReport[];
   findings: Finding[];
@@ -54,7 +50,10 @@ export function listingReport(walk: ListingWalk): ListingReport {
   };
 }
 
-/** What is over each --fail-over host's budget: the catalog, or a call's answer. */
+/**
+ * What is over each --fail-over host's budget: the catalog over its catalog budget (a host without one never
+ * fails on its catalog), or a call's answer over its result budget.
+ */
 export function overBudget(
   report: Pick<AuditReport, 'catalog' | 'calls'>,
   hosts: readonly string[],
@@ -63,7 +62,9 @@ export function overBudget(
   for (const host of hosts) {
     const catalog = report.catalog.hosts[host];
     if (catalog?.over === true)
-      over.push(`${host}: the catalog is ${catalog.size} ${catalog.unit}, over ${catalog.budget}`);
+      over.push(
+        `${host}: the catalog is ${catalog.size} ${catalog.unit}, over its catalog budget of ${catalog.budget}`,
+      );
     for (const call of report.calls) {
       const size = call.hosts[host];
       if (size?.over === true) {

@@ -33,6 +33,33 @@ function sizeText(size: HostShare): string {
   return `${at}${n(size.size)} ${size.unit} of ${n(size.budget)}`;
 }
 
+/**
+ * The catalog against each catalog budget, and the hosts that have none: their budgets bound each tool
+ * result (the calls), never the tool list.
+ */
+function catalogBudgetLines(report: AuditReport): string[] {
+  const { catalog } = report;
+  const lines = ["The catalog in every conversation, against each host's catalog budget:"];
+  const judged = Object.entries(catalog.hosts);
+  if (judged.length > 0) {
+    lines.push(
+      ...grid(
+        ['host', 'size', 'share', ''],
+        judged.map(([host, size]) => [host, sizeText(size), percent(size.share), size.over ? 'OVER' : '']),
+        new Set([1, 2]),
+      ),
+    );
+    for (const [host] of judged) {
+      const past = report.hosts.find((h) => h.name === host)?.catalog?.past;
+      if (past !== undefined) lines.push(shown`  ${host}: ${past}`);
+    }
+  }
+  const without = report.hosts.filter((h) => h.catalog === undefined).map((h) => h.name);
+  if (without.length > 0)
+    lines.push(shown`  no catalog budget: ${without.join(', ')} (their budgets bound each tool result)`);
+  return lines;
+}
+
 export function formatAuditTable(report: AuditReport): string {
   const lines: string[] = [];
   const { server, catalog } = report;
@@ -42,12 +69,12 @@ export function formatAuditTable(report: AuditReport): string {
   );
   lines.push('');
   lines.push(
-    `Catalog: ${catalog.tools.length} tools on ${catalog.pages.length} page(s), ${n(catalog.totalBytes)} bytes, ${n(catalog.totalChars)} characters, ${n(catalog.totalTokens)} tokens`,
+    `Catalog: ${catalog.tools.length} tools on ${catalog.pages.length} page(s); their descriptors as sent: ${n(catalog.totalBytes)} bytes, ${n(catalog.totalChars)} characters, ${n(catalog.totalTokens)} tokens (o200k_base)`,
   );
   if (catalog.tools.length > 0) {
     lines.push(
       ...grid(
-        ['tool', 'bytes', 'chars', 'tokens', 'page', 'strictest host'],
+        ['tool', 'bytes', 'chars', 'tokens', 'page', 'of a catalog budget'],
         catalog.tools.map((t) => [
           t.name,
           n(t.bytes),
@@ -61,21 +88,9 @@ export function formatAuditTable(report: AuditReport): string {
     );
   }
   lines.push('');
-  lines.push('The catalog in every conversation, per host:');
-  lines.push(
-    ...grid(
-      ['host', 'size', 'share', ''],
-      Object.entries(catalog.hosts).map(([host, size]) => [
-        host,
-        sizeText(size),
-        percent(size.share),
-        size.over ? 'OVER' : '',
-      ]),
-      new Set([1, 2]),
-    ),
-  );
+  lines.push(...catalogBudgetLines(report));
   lines.push('');
-  lines.push('Listings:');
+  lines.push('Listings (bytes: the answers, envelopes included):');
   lines.push(
     ...grid(
       ['method', 'pages', 'items', 'bytes', 'ended'],
@@ -94,7 +109,7 @@ export function formatAuditTable(report: AuditReport): string {
     lines.push('Calls:');
     lines.push(
       ...grid(
-        ['line', 'call', 'bytes', 'content', 'structured', 'duplicated', 'isError', 'links (size, mimeType)'],
+        ['line', 'call', 'bytes', 'content', 'structured', 'duplicated', 'isError', 'resource links'],
         report.calls.map((c) => [
           String(c.line),
           c.tool ?? c.method,
@@ -104,7 +119,7 @@ export function formatAuditTable(report: AuditReport): string {
           n(c.duplicatedBytes),
           c.error !== undefined ? `error ${c.error.code ?? ''}`.trim() : c.isError ? 'yes' : 'no',
           c.resourceLinks.count > 0
-            ? `${c.resourceLinks.count} (${c.resourceLinks.withSize}, ${c.resourceLinks.withMimeType})`
+            ? `${c.resourceLinks.count}: ${c.resourceLinks.withSize} with size, ${c.resourceLinks.withMimeType} with mimeType`
             : '-',
         ]),
         new Set([0, 2, 3, 4, 5]),
@@ -134,6 +149,8 @@ export function formatAuditTable(report: AuditReport): string {
     for (const c of report.calls) {
       if (c.error !== undefined)
         lines.push(shown`  line ${c.line} (${c.tool ?? c.method}): ${c.error.message}`);
+      else if (c.isErrorText !== undefined)
+        lines.push(shown`  line ${c.line} (${c.tool ?? c.method}), isError: ${c.isErrorText}`);
     }
   }
   lines.push('');

@@ -1,6 +1,6 @@
 // `mcp-edge explain`: the effective limits for one tenant, method and tool, and where each came from.
-import { CEILINGS, type Ceiling, describeCeilingValue } from '../core/ceilings.js';
-import { type LimitQuery, resolvedCeiling } from '../core/limits.js';
+import { CEILING_CHOICES, CEILINGS, type Ceiling, describeCeilingValue } from '../core/ceilings.js';
+import { type LimitQuery, resolvedCeiling, resolvedChoice } from '../core/limits.js';
 import type { EffectiveLimits } from '../core/types.js';
 
 function ceilingText(ceiling: Ceiling, limits: EffectiveLimits): string {
@@ -20,6 +20,10 @@ export function formatExplanation(
       ceilingText(c, limits),
       resolvedCeiling(limits, c).source,
     ]),
+    ...CEILING_CHOICES.map((c): [string, string, string] => {
+      const { value, source } = resolvedChoice(limits, c);
+      return [c.name, value, source];
+    }),
   ];
   const nameWidth = Math.max(...rows.map((r) => r[0].length));
   const valueWidth = Math.max(...rows.map((r) => r[1].length));

@@ -17,17 +17,21 @@ const budgetShape = Object.fromEntries(
   HOST_UNITS.map((unit) => [unit, z.number().int().min(1).optional()]),
 ) as Record<HostUnit, z.ZodOptional<z.ZodNumber>>;
 
+const budgetsSchema = z
+  .strictObject(budgetShape)
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    error: `give at least one of ${HOST_UNITS.join(', ')}`,
+  });
+
 const hostEntrySchema = z.strictObject({
   title: z.string().min(1).optional(),
   // Patterns tried against the client's name (clientInfo.name, else the User-Agent's first product); `*` is a wildcard.
   match: z.array(z.string().min(1)).min(1).optional(),
-  // In the host's own units; given, they replace the built-in's budgets.
-  budgets: z
-    .strictObject(budgetShape)
-    .refine((b) => Object.values(b).some((v) => v !== undefined), {
-      error: `give at least one of ${HOST_UNITS.join(', ')}`,
-    })
-    .optional(),
+  // In the host's own units; given, they replace the built-in's budgets. Each bounds one tool result.
+  budgets: budgetsSchema.optional(),
+  // The budget of the tool definitions the host shows the model in every conversation (mcp-edge audit
+  // judges a catalog by it); given, it replaces the built-in's.
+  catalogBudgets: budgetsSchema.optional(),
   channels: z.enum(HOST_CHANNELS).optional(),
 });
 

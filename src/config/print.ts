@@ -1,10 +1,11 @@
 // `mcp-edge check-config FILE`: the normalized config as YAML, secrets redacted, sizes and
 // durations in readable units; which number is which comes from the config's JSON Schema.
 import { Document, isMap, isPair, isScalar, isSeq, type Scalar } from 'yaml';
-import { CEILINGS, type CeilingUnit } from '../core/ceilings.js';
+import { CEILING_CHOICES, CEILINGS, type CeilingUnit } from '../core/ceilings.js';
+import { BUILTIN_SOURCE, resolvedCeiling, resolvedChoice, resolveLimits } from '../core/limits.js';
 import { REDACTED, redactUrl } from '../core/url-credentials.js';
 import { configJsonSchema, type JsonSchema } from './json-schema.js';
-import type { LoadedConfig } from './load.js';
+import { type LoadedConfig, limitPolicyOf } from './load.js';
 import type { EdgeConfig, TenantResolverConfig } from './schema.js';
 import { DURATION_PATTERN, formatDuration, formatSize, SIZE_PATTERN } from './sizes.js';
 
@@ -52,13 +53,11 @@ function configSchema(): JsonSchema {
   return configSchemaCache;
 }
 
+/**
+ * A resolver with its secrets redacted. An apiKey resolver's hashes are shown: they are one-way digests (the
+ * file holds them, not the keys), and the printout must load back.
+ */
 function redactResolver(resolver: TenantResolverConfig): TenantResolverConfig {
-  if ('apiKey' in resolver) {
-    const tenants = Object.fromEntries(
-      Object.entries(resolver.apiKey.tenants).map(([tenant, hashes]) => [tenant, hashes.map(() => REDACTED)]),
-    );
-    return { apiKey: { ...resolver.apiKey, tenants } };
-  }
   if ('jwt' in resolver) {
     const jwt = { ...resolver.jwt };
     if (jwt.secret !== undefined) jwt.secret = REDACTED;
@@ -151,12 +150,44 @@ function annotateNumber(
 }
 
 /**
+ * The top-level limits the file leaves out, as the limit resolver fills them in (its built-in values, a byte
+ * ceiling capped by limits.hardMaxBytes): comment lines, so the printout still loads back to the same config.
+ */
+function builtinLimitsComment(loaded: LoadedConfig): string | undefined {
+  // '' is no tenant id (the config refuses it): the query gets the top-level limits alone.
+  const limits = resolveLimits(limitPolicyOf(loaded.config), { tenant: '' });
+  const lines: string[] = [];
+  if (limits.mode.source === BUILTIN_SOURCE) lines.push(`mode: ${limits.mode.value}`);
+  for (const ceiling of CEILINGS) {
+    const { value, source } = resolvedCeiling(limits, ceiling);
+    if (!source.endsWith(BUILTIN_SOURCE) && !source.endsWith(`(clamped from ${BUILTIN_SOURCE})`)) continue;
+    const clamped = source.startsWith('limits.hardMaxBytes') ? ', clamped by limits.hardMaxBytes' : '';
+    lines.push(`${ceiling.name}: ${value ?? 0} #${ceilingComment(ceiling.unit, value ?? 0)}${clamped}`);
+  }
+  for (const choice of CEILING_CHOICES) {
+    const { value, source } = resolvedChoice(limits, choice);
+    if (source === BUILTIN_SOURCE) lines.push(`${choice.name}: ${value}`);
+  }
+  if (lines.length === 0) return undefined;
+  return [
+    ' Built-in defaults in force where this file sets none (limits.<key>):',
+    ...lines.map((l) => `   ${l}`),
+  ].join('\n');
+}
+
+/**
  * YAML of the effective (normalized) config: what mcp-edge will run with, in a form the loader reads
- * back. Secrets are redacted unless `redact: false` (tests compare the two).
+ * back. Secrets are redacted unless `redact: false` (tests compare the two); an apiKey resolver's hashes
+ * are shown either way.
  */
 export function formatEffectiveConfig(loaded: LoadedConfig, options: { redact?: boolean } = {}): string {
   const doc = new Document(options.redact === false ? loaded.config : redacted(loaded.config));
   annotate(doc.contents, configSchema(), loaded.config.limits.hardMaxBytes);
+  const limitsKey = isMap(doc.contents)
+    ? doc.contents.items.find((pair) => isScalar(pair.key) && pair.key.value === 'limits')?.key
+    : undefined;
+  const builtins = builtinLimitsComment(loaded);
+  if (isScalar(limitsKey) && builtins !== undefined) limitsKey.commentBefore = builtins;
   const hash = loaded.sha256 === '' ? '' : ` (sha256 ${loaded.sha256})`;
   doc.commentBefore = ` Effective config of ${loaded.source}${hash}\n Sizes in bytes (a ceiling of 0 = no ceiling); a duration of 0 = disabled. Ceilings are the values in force:\n one over limits.hardMaxBytes (or none) shows that cap.`;
   return doc.toString({ lineWidth: 0 });

@@ -1,5 +1,6 @@
-// The ceilings an operator sets: one table. The limit resolver, the config schema, `explain`, the config
-// printer, the metrics and the error contract all iterate it, so a ceiling is added here once.
+// The ceilings an operator sets: one table (and, beside it, the choices made in the same blocks). The limit
+// resolver, the config schema, `explain`, the config printer, the metrics and the error contract all iterate
+// it, so a ceiling is added here once.
 
 export type CeilingUnit = 'bytes' | 'messages' | 'levels';
 
@@ -113,6 +114,47 @@ export type Ceiling = (typeof CEILINGS)[number];
 /** A ceiling's name: its config path under `limits`. */
 export type LimitName = Ceiling['name'];
 
+export interface CeilingChoiceSpec {
+  /** The config path under `limits` (and under every tenant's, method's and tool's block). */
+  readonly name: string;
+  readonly direction: 'request' | 'response';
+  /** The key inside the `request` or `response` block. */
+  readonly key: string;
+  readonly values: readonly string[];
+  /** The value when no layer of the config sets one. */
+  readonly builtin: string;
+  /** What it decides, for the docs and `explain`. */
+  readonly decides: string;
+}
+
+/**
+ * Choices an operator makes beside the ceilings, in the same blocks (limits, a tenant's, a method's, a tool's)
+ * and resolved as they are: the most specific block that sets one wins. The resolver, the config schema and
+ * `explain` iterate this table with CEILINGS.
+ *
+ * `toolCallRefusal`: MCP has hosts show a tool's execution errors (a result with isError) to the model, so it
+ * can correct itself, but only allows them to show a JSON-RPC error; `result` words a refused tools/call answer
+ * as the former.
+ */
+export const CEILING_CHOICES = [
+  {
+    name: 'response.toolCallRefusal',
+    direction: 'response',
+    key: 'toolCallRefusal',
+    values: ['error', 'result'],
+    builtin: 'error',
+    decides:
+      'how an answer to tools/call that mcp-edge refuses reaches the client: a JSON-RPC error (error), or a tool result with isError: true, which hosts show the model (result)',
+  },
+] as const satisfies readonly CeilingChoiceSpec[];
+
+export type CeilingChoice = (typeof CEILING_CHOICES)[number];
+/** The values of one choice, by its key. */
+export type ChoiceValue<K extends CeilingChoice['key']> = Extract<
+  CeilingChoice,
+  { key: K }
+>['values'][number];
+
 const BY_NAME = new Map<string, Ceiling>(CEILINGS.map((c) => [c.name, c]));
 
 export function ceilingNamed(name: LimitName): Ceiling {
@@ -126,15 +168,25 @@ export function ceilingsIn(unit: CeilingUnit): Ceiling[] {
   return CEILINGS.filter((c) => c.unit === unit);
 }
 
-/** One block of ceilings as written at any layer of the config: `request` and `response` keys, already numbers. */
+/**
+ * One block of ceilings as written at any layer of the config: `request` and `response` keys, the ceilings
+ * already numbers, and the choices.
+ */
 export type CeilingBlock = {
-  [D in Ceiling['direction']]?: { [K in Extract<Ceiling, { direction: D }>['key']]?: number };
+  [D in Ceiling['direction']]?: { [K in Extract<Ceiling, { direction: D }>['key']]?: number } & {
+    [K in Extract<CeilingChoice, { direction: D }>['key']]?: ChoiceValue<K>;
+  };
 };
 
-/** The value a block sets for a ceiling, if it sets one. */
-export function ceilingIn(block: CeilingBlock, ceiling: Ceiling): number | undefined {
-  const section = block[ceiling.direction] as Record<string, number | undefined> | undefined;
-  return section?.[ceiling.key];
+/** The value a block sets for a ceiling or a choice, if it sets one. */
+export function settingIn(block: CeilingBlock, setting: Ceiling): number | undefined;
+export function settingIn(block: CeilingBlock, setting: CeilingChoice): string | undefined;
+export function settingIn(
+  block: CeilingBlock,
+  setting: Ceiling | CeilingChoice,
+): number | string | undefined {
+  const section = block[setting.direction] as Record<string, number | string | undefined> | undefined;
+  return section?.[setting.key];
 }
 
 /** A value of this ceiling as people read it: `1,048,576 bytes (1.00 MiB)`, `10,000 messages`, `1,000 levels`. */

@@ -96,16 +96,74 @@ export function limitErrorData(v: LimitViolation): Record<string, unknown> {
   return data;
 }
 
+/**
+ * What whoever reads the refusal of an answer can do about it: for a tool's result, the model (ask again for
+ * less); for any other answer, the client or the operator.
+ */
+function answerAdvice(v: LimitViolation): string {
+  if (v.method === 'tools/call')
+    return 'Call the tool again for less: with narrower arguments (a filter, fewer fields, a smaller limit), for one page at a time (its cursor, page or offset parameters), or for a resource link to the content instead of the content itself.';
+  const scope =
+    v.tool !== undefined ? `tool "${v.tool}"` : v.method !== undefined ? v.method : 'these answers';
+  return `If answers this large are expected, the mcp-edge operator can raise ${v.limit} for ${scope}.`;
+}
+
+/** The words of an answer over its ceiling: the ceiling, the size, that it was replaced whole, what to do. */
+function answerRefusalText(v: LimitViolation): string {
+  return `${limitMessage(v)}; mcp-edge replaced the answer whole. ${answerAdvice(v)}`;
+}
+
 /** The JSON-RPC error that stands in for a message over a ceiling. */
 export function limitErrorMessage(v: LimitViolation): JsonRpcErrorMessage {
+  const request = v.direction === 'request';
   return {
     jsonrpc: '2.0',
     id: v.id,
     error: {
-      code: v.direction === 'request' ? CODE_REQUEST_REFUSED : CODE_RESPONSE_UNDELIVERABLE,
-      message: limitMessage(v),
+      code: request ? CODE_REQUEST_REFUSED : CODE_RESPONSE_UNDELIVERABLE,
+      message: request ? limitMessage(v) : answerRefusalText(v),
       data: limitErrorData(v),
     },
+  };
+}
+
+/** limits.response.toolCallRefusal: how a refused answer to tools/call reaches the client. */
+export type ToolCallRefusal = 'error' | 'result';
+
+/** A tools/call answer the edge refused, worded as a tool's execution error: hosts show it to the model. */
+export interface ToolErrorResultMessage {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: { resultType?: 'complete'; isError: true; content: [{ type: 'text'; text: string }] };
+}
+
+/** The first protocol revision whose results must say `resultType` (SDK v2 clients refuse one without). */
+const RESULT_TYPE_FROM = '2026-07-28';
+
+/** What the edge sends in place of an answer it refused: a JSON-RPC error, or (tools/call) a tool error result. */
+export type AnswerReplacement = JsonRpcErrorMessage | ToolErrorResultMessage;
+
+/**
+ * A refused answer to tools/call in the form `form` asks: the error as it is, or (`result`) a result with
+ * isError for the same id whose one text block is the error's message (it names the ceiling or budget, the
+ * size and what to do); no structuredContent, so a tool's outputSchema does not apply (MCP: an error result
+ * need not match it). `protocolVersion`: the exchange's revision; from 2026-07-28 the result says it is
+ * complete (`resultType`).
+ */
+export function toolCallRefusal(
+  error: JsonRpcErrorMessage,
+  form: ToolCallRefusal,
+  protocolVersion?: string,
+): AnswerReplacement {
+  if (form === 'error') return error;
+  const content: [{ type: 'text'; text: string }] = [{ type: 'text', text: error.error.message }];
+  return {
+    jsonrpc: '2.0',
+    id: error.id,
+    result:
+      protocolVersion !== undefined && protocolVersion >= RESULT_TYPE_FROM
+        ? { resultType: 'complete', isError: true, content }
+        : { isError: true, content },
   };
 }
 

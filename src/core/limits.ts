@@ -1,6 +1,6 @@
 // The limit resolver: config layers + tenant + method + tool -> effective ceilings, each with the
 // config path it came from. Pure and cheap: it runs once per exchange.
-import { CEILINGS, type Ceiling, ceilingIn } from './ceilings.js';
+import { CEILING_CHOICES, CEILINGS, type Ceiling, type CeilingChoice, settingIn } from './ceilings.js';
 import type {
   CeilingBlock,
   EffectiveLimits,
@@ -8,6 +8,7 @@ import type {
   LimitPolicy,
   LimitsLayer,
   ResolvedCeiling,
+  ResolvedChoice,
 } from './types.js';
 
 /** The built-in value of each ceiling, by config path (the table's `builtin`, documented there). */
@@ -16,6 +17,9 @@ export const BUILTIN_CEILINGS: Readonly<Record<Ceiling['name'], number>> = Objec
 );
 
 export const BUILTIN_SOURCE = 'built-in default';
+
+/** limits.mode when no layer of the config sets one. */
+export const BUILTIN_MODE: LimitMode = 'enforce';
 
 export interface LimitQuery {
   tenant: string;
@@ -79,6 +83,20 @@ function blockPath(block: ApplicableBlock, tenant: string): string {
   return block.layer === 'base' ? root : `${root}.${block.layer}.${block.name}`;
 }
 
+/** What the most specific block that sets a ceiling or choice sets, and its config path; undefined when none does. */
+function firstSet<T extends number | string>(
+  blocks: readonly ApplicableBlock[],
+  tenant: string,
+  setting: { name: string },
+  read: (block: CeilingBlock) => T | undefined,
+): { set: T; source: string } | undefined {
+  for (const applicable of blocks) {
+    const set = read(applicable.block);
+    if (set !== undefined) return { set, source: `${blockPath(applicable, tenant)}.${setting.name}` };
+  }
+  return undefined;
+}
+
 /**
  * The first block that sets the ceiling wins; 0 means no ceiling; hardMaxBytes caps every byte ceiling,
  * "no ceiling" included (a count ceiling is not a size, so it is not clamped).
@@ -91,18 +109,32 @@ function resolveCeiling(
 ): ResolvedCeiling {
   let value: number | null = ceiling.builtin === 0 ? null : ceiling.builtin;
   let source = BUILTIN_SOURCE;
-  for (const applicable of blocks) {
-    const set = ceilingIn(applicable.block, ceiling);
-    if (set !== undefined) {
-      value = set === 0 ? null : set;
-      source = `${blockPath(applicable, tenant)}.${ceiling.name}`;
-      break;
-    }
+  const found = firstSet(blocks, tenant, ceiling, (block) => settingIn(block, ceiling));
+  if (found !== undefined) {
+    value = found.set === 0 ? null : found.set;
+    source = found.source;
   }
   if (ceiling.unit === 'bytes' && hardMaxBytes !== undefined && (value === null || value > hardMaxBytes)) {
     return { value: hardMaxBytes, source: `limits.hardMaxBytes (clamped from ${source})` };
   }
   return { value, source };
+}
+
+/** The first block that sets the choice wins; else its built-in value. */
+function resolveChoice(
+  blocks: readonly ApplicableBlock[],
+  tenant: string,
+  choice: CeilingChoice,
+): ResolvedChoice<string> {
+  const found = firstSet(blocks, tenant, choice, (block) => settingIn(block, choice));
+  return found === undefined
+    ? { value: choice.builtin, source: BUILTIN_SOURCE }
+    : { value: found.set, source: found.source };
+}
+
+/** A resolved choice of the effective limits, by its table entry. */
+export function resolvedChoice(limits: EffectiveLimits, choice: CeilingChoice): ResolvedChoice<string> {
+  return (limits[choice.direction] as unknown as Record<string, ResolvedChoice<string>>)[choice.key]!;
 }
 
 /** A resolved ceiling of the effective limits, by its table entry. */
@@ -119,7 +151,7 @@ function resolveMode(
     return { value: tenantLimits.mode, source: `tenants.${tenant}.limits.mode` };
   }
   if (defaults.mode !== undefined) return { value: defaults.mode, source: 'limits.mode' };
-  return { value: 'enforce', source: BUILTIN_SOURCE };
+  return { value: BUILTIN_MODE, source: BUILTIN_SOURCE };
 }
 
 /** Resolved limits per policy (a reload makes a new policy object, so its cache starts empty). */
@@ -194,16 +226,19 @@ function computeLimits(policy: LimitPolicy, query: LimitQuery): EffectiveLimits 
   const tenantLimits = tenantLayer(policy, tenant);
   const blocks = applicableBlocks(defaults, tenantLimits, method, tool);
   const hard = defaults.hardMaxBytes;
-  const sections: Record<Ceiling['direction'], Record<string, ResolvedCeiling>> = {
+  const sections: Record<Ceiling['direction'], Record<string, ResolvedCeiling | ResolvedChoice<string>>> = {
     request: {},
     response: {},
   };
   for (const ceiling of CEILINGS)
     sections[ceiling.direction][ceiling.key] = resolveCeiling(blocks, tenant, ceiling, hard);
+  for (const choice of CEILING_CHOICES)
+    sections[choice.direction][choice.key] = resolveChoice(blocks, tenant, choice);
   return {
     mode: resolveMode(defaults, tenantLimits, tenant),
-    request: sections.request as EffectiveLimits['request'],
-    response: sections.response as EffectiveLimits['response'],
+    // Built key by key from the tables above: every key of both types is there.
+    request: sections.request as unknown as EffectiveLimits['request'],
+    response: sections.response as unknown as EffectiveLimits['response'],
   };
 }
 

@@ -1,5 +1,5 @@
 // Shared vocabulary of the pure core. Nothing here touches sockets, files or clocks.
-import type { Ceiling, CeilingBlock, LimitName } from './ceilings.js';
+import type { Ceiling, CeilingBlock, CeilingChoice, ChoiceValue, LimitName } from './ceilings.js';
 
 /** A JSON-RPC id as it appears on the wire. `null` is what an error carries when the id is unknown. */
 export type JsonRpcId = string | number | null;
@@ -38,14 +38,25 @@ export interface ResolvedCeiling {
 /** The ceilings and mode that apply to one (tenant, method, tool); the same object for every name no block lists. */
 export interface EffectiveLimits {
   mode: { value: LimitMode; source: string };
-  /** Every ceiling of the table (src/core/ceilings.ts), by its config path. */
-  request: CeilingsOf<'request'>;
-  response: CeilingsOf<'response'>;
+  /** Every ceiling and choice of the tables (src/core/ceilings.ts), by its config path. */
+  request: CeilingsOf<'request'> & ChoicesOf<'request'>;
+  response: CeilingsOf<'response'> & ChoicesOf<'response'>;
 }
 
 /** Every ceiling of one direction, resolved, by its key. */
 type CeilingsOf<D extends Ceiling['direction']> = {
   [K in Extract<Ceiling, { direction: D }>['key']]: ResolvedCeiling;
+};
+
+/** One resolved choice and where it came from. */
+export interface ResolvedChoice<V extends string> {
+  value: V;
+  source: string;
+}
+
+/** Every choice of one direction, resolved, by its key. */
+type ChoicesOf<D extends Ceiling['direction']> = {
+  [K in Extract<CeilingChoice, { direction: D }>['key']]: ResolvedChoice<ChoiceValue<K>>;
 };
 
 /** What the request it answers was: known for responses by id, and for requests from themselves. */

@@ -5,6 +5,7 @@ import { isRecord } from '../core/bytes.js';
 import { boundedName } from '../core/client-names.js';
 import {
   BUILTIN_HOST_PROFILES,
+  type CatalogBudget,
   type HostBudget,
   type HostChannels,
   type HostProfile,
@@ -18,6 +19,8 @@ export interface HostConfigEntry {
   title?: string | undefined;
   match?: string[] | undefined;
   budgets?: Partial<Record<HostUnit, number>> | undefined;
+  /** The budget of the tool definitions; given, it replaces the built-in's. */
+  catalogBudgets?: Partial<Record<HostUnit, number>> | undefined;
   channels?: HostChannels | undefined;
 }
 
@@ -86,6 +89,25 @@ function budgetsOf(budgets: Partial<Record<HostUnit, number>>): HostBudget[] {
     .map(([unit, limit]) => ({ unit, limit }));
 }
 
+function catalogOf(
+  entry: HostConfigEntry,
+  builtin: HostProfile | undefined,
+  configured: string,
+): CatalogBudget | undefined {
+  if (entry.catalogBudgets === undefined) return builtin?.catalog;
+  const past = builtin?.catalog?.past ?? 'as the operator describes it';
+  const source =
+    builtin?.catalog !== undefined
+      ? `${configured}, over the built-in (${builtin.catalog.source})`
+      : configured;
+  return {
+    budgets: budgetsOf(entry.catalogBudgets),
+    past,
+    source,
+    sourceDate: builtin?.catalog?.sourceDate ?? '',
+  };
+}
+
 /** A `hosts:` entry over the built-in of the same name (its fields replace the built-in's), or a new host. */
 function profileFromConfig(
   name: string,
@@ -98,6 +120,7 @@ function profileFromConfig(
     title: entry.title ?? builtin?.title ?? name,
     match: entry.match ?? builtin?.match ?? [name],
     budgets: entry.budgets !== undefined ? budgetsOf(entry.budgets) : (builtin?.budgets ?? []),
+    catalog: catalogOf(entry, builtin, configured),
     channels: entry.channels ?? builtin?.channels ?? 'content',
     past: builtin?.past ?? 'as the operator describes it',
     source: builtin !== undefined ? `${configured}, over the built-in (${builtin.source})` : configured,

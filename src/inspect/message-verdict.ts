@@ -2,11 +2,13 @@
 // for the same id, or drop it (with a notice) when it has no id to answer; for a ceiling it crossed, or
 // (from the upstream) a key a client may read otherwise than the edge. One place for that rule.
 import {
+  type AnswerReplacement,
   ambiguousAnswerError,
   ambiguousMessageNotice,
   droppedMessageNotice,
   type JsonRpcErrorMessage,
   limitErrorMessage,
+  toolCallRefusal,
 } from '../core/errors.js';
 import { type Classified, classifyMessage } from '../core/jsonrpc.js';
 import type { AmbiguousKey } from '../core/key-names.js';
@@ -56,6 +58,8 @@ export interface JudgeContext extends HostNaming {
   answerChecks?: readonly AnswerCheck[] | undefined;
   /** Told what became of each message judged in this direction (the filters' responseMessage hook). */
   judged?: ((message: JudgedMessage) => void) | undefined;
+  /** The exchange's protocol revision (its MCP-Protocol-Version header): how an answer of the edge's own is shaped. */
+  protocolVersion?: string | undefined;
 }
 
 /** What became of a judged message: as the upstream sent it, replaced by the edge's error, dropped with a notice, or forwarded over its ceiling in observe mode. */
@@ -91,7 +95,8 @@ export type Verdict =
     }
   | {
       action: 'replace';
-      replacement: JsonRpcErrorMessage;
+      /** A JSON-RPC error; for an answer to tools/call, a tool error result when toolCallRefusal asks. */
+      replacement: AnswerReplacement;
       /** The request the replaced answer belonged to. */
       subject: MessageSubject;
       /**
@@ -190,6 +195,24 @@ export const messageSizeCheck: MessageCheck = (ctx, message) => {
   };
 };
 
+/**
+ * The answer that replaces a refused one: the refusal's error, or for tools/call the form
+ * limits.response.toolCallRefusal gives its tenant and tool (every refusal of a tool's result goes through here).
+ */
+function replacementFor(
+  ctx: JudgeContext,
+  subject: MessageSubject,
+  error: JsonRpcErrorMessage,
+): AnswerReplacement {
+  if (subject.method !== 'tools/call') return error;
+  const limits = resolveLimits(ctx.policy, {
+    tenant: ctx.tenant,
+    method: subject.method,
+    tool: subject.tool,
+  });
+  return toolCallRefusal(error, limits.response.toolCallRefusal.value, ctx.protocolVersion);
+}
+
 /** The first check the message trips, counted and turned into what happens to it (enforce) or forwarded (observe). */
 function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
   let violation: LimitViolation | undefined;
@@ -215,7 +238,7 @@ function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
   }
   return {
     action: 'replace',
-    replacement: limitErrorMessage(violation),
+    replacement: replacementFor(ctx, message.subject, limitErrorMessage(violation)),
     violation,
     subject: message.subject,
   };
@@ -259,10 +282,13 @@ function tellJudged(
     deliveredBytes,
     violation: verdict.action === 'forward' ? verdict.observedOver : verdict.violation,
     ambiguous: verdict.action === 'forward' ? undefined : ambiguous,
-    // Only an error message is parsed for its code (rare); the edge's replacement carries its own.
+    // Only an error message is parsed for its code (rare); the edge's replacement carries its own (none for
+    // a tool error result).
     errorCode:
       verdict.action === 'replace'
-        ? verdict.replacement.error.code
+        ? 'error' in verdict.replacement
+          ? verdict.replacement.error.code
+          : undefined
         : message.kind === 'error'
           ? errorCodeOf(value())
           : undefined,
@@ -393,9 +419,14 @@ function judgeHeld(
   const answerChecks = ctx.answerChecks;
   if (verdict.action === 'forward' && c.kind === 'result' && ctx.direction === 'response' && answerChecks) {
     for (const check of answerChecks) {
-      const replacement = check(ctx, subject, c.id, measurement, value);
-      if (replacement === undefined) continue;
-      verdict = { action: 'replace', replacement, violation: undefined, subject };
+      const refusal = check(ctx, subject, c.id, measurement, value);
+      if (refusal === undefined) continue;
+      verdict = {
+        action: 'replace',
+        replacement: replacementFor(ctx, subject, refusal),
+        violation: undefined,
+        subject,
+      };
       break;
     }
   }

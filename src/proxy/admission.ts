@@ -51,7 +51,14 @@ export function admit(
 ): Admission | Promise<Admission> {
   const sessionId = headerValue(request.headers, 'mcp-session-id');
   const begin = (tenant: string) =>
-    startExchange(runtime, tenant, sessionId, ctx.filters, headerValue(request.headers, 'user-agent'));
+    startExchange(
+      runtime,
+      tenant,
+      sessionId,
+      ctx.filters,
+      headerValue(request.headers, 'user-agent'),
+      headerValue(request.headers, 'mcp-protocol-version'),
+    );
   /** The filters see every exchange; one not refused yet may be refused by them (a quota). */
   const decide = (
     exchange: Exchange,

@@ -101,6 +101,8 @@ export interface Exchange {
   outcome: Outcome | undefined;
   /** The first product of the client's User-Agent: the host when nothing else names it. */
   userAgentProduct: string | undefined;
+  /** The client's MCP-Protocol-Version header: the revision an answer of the edge's own is worded for. */
+  protocolVersion: string | undefined;
   /** The host an initialize in this exchange named; the session keeps it once the upstream accepts it. */
   initializedHost: string | undefined;
   /** What the host-budget step needs, built once per exchange. */
@@ -146,6 +148,7 @@ export function startExchange(
   sessionId: string | undefined,
   filters: ExchangeFilters,
   userAgent?: string,
+  protocolVersion?: string,
 ): Exchange {
   const summary = new ExchangeSummary();
   const mode = resolveLimits(runtime.policy, { tenant }).mode.value;
@@ -166,6 +169,7 @@ export function startExchange(
     upstreamSentAt: undefined,
     outcome: undefined,
     userAgentProduct: userAgentProduct(userAgent),
+    protocolVersion,
     initializedHost: undefined,
     hostJudge: { hosts: runtime.hosts, tenant, observeOnly: mode === 'observe' },
     // Set by later stages; present from the start, so every exchange keeps one shape.
@@ -216,6 +220,7 @@ export function judgeContext(
       remember: (id: JsonRpcId, subject: MessageSubject) => exchange.pending.remember(id, subject),
       checks: exchange.filters.checks,
       judged: undefined,
+      protocolVersion: exchange.protocolVersion,
     };
   }
   const hook = exchange.filters.responseMessage;
@@ -241,6 +246,7 @@ export function judgeContext(
     checks: exchange.filters.checks,
     answerChecks: exchange.filters.answerChecks,
     judged: hook !== undefined ? (message: JudgedMessage) => hook(exchange, message) : undefined,
+    protocolVersion: exchange.protocolVersion,
   };
 }
 

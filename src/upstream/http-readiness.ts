@@ -31,6 +31,38 @@ export interface McpVerdict {
   mcp: boolean;
   /** What the answer was, for the log. */
   detail: string;
+  /** No answer at all: the connection's error code (ECONNREFUSED, ...), or its message. */
+  unreachable?: string;
+}
+
+/** Why the probe got no answer, in words that point at the cause (a refused connection is not a wrong path). */
+export function unreachableWords(code: string): string {
+  switch (code) {
+    case 'ECONNREFUSED':
+      return "connection refused: is the MCP server running, and listening on upstream.url's host and port?";
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return "upstream.url's host name does not resolve";
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'ABORT_ERR':
+    case 'TimeoutError':
+      return 'no answer in time (upstream.timeouts.connect): a firewall, or a server too busy to answer a ping';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return `the connection was closed before an answer (${code})`;
+    default:
+      return code;
+  }
+}
+
+/** The log line of a verdict: ready, not an MCP endpoint, or no answer at all. */
+export function verdictMessage(verdict: McpVerdict): string {
+  if (verdict.mcp) return 'the upstream answers as an MCP endpoint: ready';
+  if (verdict.unreachable !== undefined)
+    return `the upstream is unreachable: not ready (${unreachableWords(verdict.unreachable)})`;
+  return 'the upstream does not answer as an MCP endpoint: not ready (is upstream.url the MCP endpoint, /mcp included?)';
 }
 
 /** Whether `text` is one JSON-RPC response (a result or an error) or a batch of them. */
@@ -126,12 +158,8 @@ export function mcpReadiness(
     if (key === last) return;
     last = key;
     const fields = { upstream: target.label, answer: verdict.detail };
-    if (verdict.mcp) log.info(fields, 'the upstream answers as an MCP endpoint: ready');
-    else
-      log.warn(
-        fields,
-        'the upstream does not answer as an MCP endpoint: not ready (is upstream.url the MCP endpoint, /mcp included?)',
-      );
+    if (verdict.mcp) log.info(fields, verdictMessage(verdict));
+    else log.warn(fields, verdictMessage(verdict));
   };
   return async () => {
     let verdict: McpVerdict;
@@ -161,8 +189,9 @@ export function mcpReadiness(
         body,
       });
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      verdict = { mcp: false, detail: `unreachable (${typeof code === 'string' ? code : String(err)})` };
+      const { code, name } = err as { code?: unknown; name?: unknown };
+      const why = typeof code === 'string' ? code : typeof name === 'string' ? name : String(err);
+      verdict = { mcp: false, detail: `unreachable (${why})`, unreachable: why };
     }
     note(verdict);
     return verdict.mcp;

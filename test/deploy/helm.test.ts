@@ -1,13 +1,10 @@
 // The Helm chart (deploy/helm/mcp-edge), rendered by the real `helm` CLI: the same pod as the kustomize
 // example (deploy/kubernetes) for the same values, valid against the Kubernetes schemas, the alert rules
 // of deploy/prometheus/alerts.yaml as a PrometheusRule, API key hashes from a Secret, memory from the formula.
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Its values schema and defaults: helm-values.test.ts; what it renders for Prometheus and the cluster's
+// policies: helm-monitoring.test.ts.
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import {
   EDGE_MEMORY,
   edgeMemoryForCeiling,
@@ -19,7 +16,17 @@ import {
 import { parseConfigText } from '../../src/config/load.js';
 import type { EdgeConfig } from '../../src/config/schema.js';
 import { TenantResolver } from '../../src/tenancy/tenant-resolver.js';
-import { REPO_ROOT } from '../support/processes.js';
+import {
+  CHART,
+  CONFIG_KEY,
+  edgeContainer,
+  helm,
+  RELEASE,
+  type Record_,
+  render,
+  renderedConfig,
+  TENANTS_EXAMPLE,
+} from './helm-render.js';
 import { type Manifest, schemaProblems, typeProblems } from './kube-schema.js';
 import {
   applyJsonPatch,
@@ -35,53 +42,6 @@ import {
   yamlDocuments,
   yamlMapping,
 } from './repo-files.js';
-
-const CHART = repoPath('deploy/helm/mcp-edge');
-const RELEASE = 'mcp-server';
-/** scripts/install-helm.sh's folder (the version it pins). */
-const INSTALLED_HELM = join(process.env.TMPDIR ?? tmpdir(), 'mcp-edge-helm-v4.1.4', 'helm');
-const CONFIG_KEY = 'mcp-edge.yaml';
-const run = promisify(execFile);
-
-type Record_ = Record<string, unknown>;
-
-/** $HELM_BIN, else what scripts/install-helm.sh installed, else `helm` on PATH. */
-function helmBinary(): string {
-  const fromEnv = process.env.HELM_BIN;
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  return existsSync(INSTALLED_HELM) ? INSTALLED_HELM : 'helm';
-}
-
-async function helm(args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run(helmBinary(), args, { cwd: REPO_ROOT, maxBuffer: 16 * MiB });
-    return stdout;
-  } catch (error) {
-    const { code, stderr } = error as { code?: unknown; stderr?: string };
-    if (code === 'ENOENT') {
-      throw new Error(
-        'no helm: run `bash scripts/install-helm.sh` (Linux x86-64), `brew install helm`, or set HELM_BIN',
-      );
-    }
-    throw new Error(`helm ${args.join(' ')}: ${stderr ?? String(error)}`);
-  }
-}
-
-/** The chart's manifests for `--set` values, as `helm template` prints them. */
-async function render(values: string[] = []): Promise<Manifest[]> {
-  const text = await helm([
-    'template',
-    RELEASE,
-    CHART,
-    '--namespace',
-    'default',
-    ...values.flatMap((v) => ['--set', v]),
-  ]);
-  return parseAllDocuments(text).flatMap((document, index) => {
-    const value: unknown = document.toJS();
-    return isRecord(value) ? [{ origin: `helm template#${index} (${String(value.kind)})`, value }] : [];
-  });
-}
 
 /** The labels the chart adds for Helm (release, chart, version); the kustomize example has none of them. */
 const HELM_LABELS = [
@@ -133,22 +93,6 @@ function byKindAndName(manifests: readonly Manifest[]): Record<string, Record_> 
   );
 }
 
-function edgeContainer(deployment: Record_): Record_ {
-  const spec = at(deployment, 'spec', 'template', 'spec') as Record_;
-  const all = [
-    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
-    ...listAt(spec, 'containers'),
-  ];
-  const edge = all.filter(isRecord).find((container) => container.name === 'mcp-edge');
-  if (edge === undefined) throw new Error('no mcp-edge container');
-  return edge;
-}
-
-function renderedConfig(manifests: readonly Manifest[], env: Record<string, string> = {}) {
-  const configMap = manifestOf(manifests, 'ConfigMap', `${RELEASE}-mcp-edge-config`);
-  return parseConfigText(String(at(configMap, 'data', CONFIG_KEY)), 'chart ConfigMap', env).config;
-}
-
 /** The tenant the rendered config gives a request naming `tenant` in x-tenant-id, from `peer`. */
 async function tenantFromHeader(
   config: EdgeConfig,
@@ -179,7 +123,6 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
       'ConfigMap',
       'Deployment',
       'NetworkPolicy',
-      'PodDisruptionBudget',
       'PrometheusRule',
       'Service',
       'Service',
@@ -187,10 +130,18 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
     ]);
     expect(schemaProblems(manifests)).toEqual([]);
     expect(typeProblems(manifests)).toEqual([]);
+    // With replicas, the PodDisruptionBudget too.
+    const replicated = await render(['replicas=3']);
+    expect(replicated.map((m) => m.value.kind)).toContain('PodDisruptionBudget');
+    expect(schemaProblems(replicated)).toEqual([]);
+    expect(typeProblems(replicated)).toEqual([]);
   });
 
-  it('renders the sidecar of the kustomize example for its values: Deployment, Services, ConfigMap, ServiceMonitor', async () => {
-    const rendered = (await render()).map((m) => ({ ...m, value: comparable(m.value) }));
+  it('renders the sidecar of the kustomize example with its example values: Deployment, Services, ConfigMap, ServiceMonitor', async () => {
+    const rendered = (await render([], { files: [TENANTS_EXAMPLE] })).map((m) => ({
+      ...m,
+      value: comparable(m.value),
+    }));
     const chart = byKindAndName(rendered);
     const example = sidecarManifests().map((m) => ({ ...m, value: comparable(m.value) }));
     expect(example.map((m) => m.value.kind)).toEqual(
@@ -208,7 +159,9 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
 
   it('with nativeSidecar=false renders what the example renders with its plain-container patch', async () => {
     const patch = yamlDocuments(join(KUBERNETES_DIR, 'plain-container.patch.yaml'))[0] as PatchOperation[];
-    const chart = comparable(manifestOf(await render(['nativeSidecar=false']), 'Deployment', RELEASE));
+    const chart = comparable(
+      manifestOf(await render(['nativeSidecar=false'], { files: [TENANTS_EXAMPLE] }), 'Deployment', RELEASE),
+    );
     const example = applyJsonPatch(comparable(manifestOf(sidecarManifests(), 'Deployment', RELEASE)), patch);
     expect(chart).toEqual(example);
   });
@@ -222,13 +175,16 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
 
   it('takes API key hashes from a Secret: an apiKey resolver first, and each hash from its Secret key', async () => {
     const sha = 'c'.repeat(64);
-    const manifests = await render([
-      'apiKeys.secretName=mcp-keys',
-      'apiKeys.tenants.team-a={ci,laptop}',
-      'apiKeys.tenants.team-c={ops}',
-      'config.tenancy.resolve[0].header=x-tenant-id',
-      `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
-    ]);
+    const manifests = await render(
+      [
+        'apiKeys.secretName=mcp-keys',
+        'apiKeys.tenants.team-a={ci,laptop}',
+        'apiKeys.tenants.team-c={ops}',
+        'config.tenancy.resolve[0].header=x-tenant-id',
+        `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
+      ],
+      { files: [TENANTS_EXAMPLE] },
+    );
     const edge = edgeContainer(manifestOf(manifests, 'Deployment', RELEASE));
     const env = listAt(edge, 'env').filter(isRecord);
     expect(env.map((entry) => [entry.name, at(entry, 'valueFrom', 'secretKeyRef')])).toEqual([
@@ -259,7 +215,8 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
   });
 
   it('by default takes no tenant from a header: a pod naming team-a in x-tenant-id is the default tenant', async () => {
-    const config = renderedConfig(await render());
+    const config = renderedConfig(await render([], { files: [TENANTS_EXAMPLE] }));
+    expect(Object.keys(config.tenants)).toContain('team-a');
     expect(config.tenancy.resolve.filter((resolver) => 'header' in resolver)).toEqual([]);
     expect(await tenantFromHeader(config, 'team-a', SOME_POD)).toBe('default');
     expect(await tenantFromHeader(config, 'team-a', GATEWAY_POD)).toBe('default');
@@ -286,10 +243,13 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
 
   it('renders a tenant header resolver with its trustedProxies: believed from those peers only', async () => {
     const config = renderedConfig(
-      await render([
-        'config.tenancy.resolve[0].header=x-tenant-id',
-        `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
-      ]),
+      await render(
+        [
+          'config.tenancy.resolve[0].header=x-tenant-id',
+          `config.tenancy.resolve[0].trustedProxies={${GATEWAY_CIDR}}`,
+        ],
+        { files: [TENANTS_EXAMPLE] },
+      ),
     );
     expect(config.tenancy.resolve).toEqual([{ header: 'x-tenant-id', trustedProxies: [GATEWAY_CIDR] }]);
     expect(await tenantFromHeader(config, 'team-a', GATEWAY_POD)).toBe('team-a');
@@ -306,10 +266,13 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
     });
     const defaults = await render();
     const deployment = manifestOf(defaults, 'Deployment', RELEASE);
-    // The default largestMessageMiB is the largest message the default config lets the edge hold.
-    expect(Number(at(values, 'memory', 'largestMessageMiB')) * MiB).toBe(
-      largestHoldBytes(renderedConfig(defaults)),
-    );
+    // The default largestMessageMiB is hardMaxBytes, which caps every ceiling: no tenant a values file
+    // (the example's, say) or a reload adds can make the edge hold more.
+    const largest = Number(at(values, 'memory', 'largestMessageMiB')) * MiB;
+    expect(largest).toBe(renderedConfig(defaults).limits.hardMaxBytes);
+    expect(largest).toBeGreaterThanOrEqual(largestHoldBytes(renderedConfig(defaults)));
+    const example = await render([], { files: [TENANTS_EXAMPLE] });
+    expect(largest).toBe(largestHoldBytes(renderedConfig(example)));
     for (const [set, messages, largestMiB] of [
       [[], Number(at(deployment, 'metadata', 'annotations', SIZED_FOR_ANNOTATION)), 32],
       [['memory.messagesInFlight=20', 'memory.largestMessageMiB=64'], 20, 64],
@@ -323,33 +286,5 @@ describe('the Helm chart (deploy/helm/mcp-edge)', { timeout: 180_000 }, () => {
     }
     const set = manifestOf(await render(['resources.limits.memory=2Gi']), 'Deployment', RELEASE);
     expect(at(edgeContainer(set), 'resources', 'limits', 'memory')).toBe('2Gi');
-  });
-
-  it("lets in only mcp-edge's ports (NetworkPolicy), and drains one pod at a time (PodDisruptionBudget)", async () => {
-    const from = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }];
-    const manifests = await render([
-      'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
-    ]);
-    const podLabels = at(
-      manifestOf(manifests, 'Deployment', RELEASE),
-      'spec',
-      'template',
-      'metadata',
-      'labels',
-    );
-    const policy = manifestOf(manifests, 'NetworkPolicy', RELEASE);
-    expect(at(policy, 'spec', 'podSelector', 'matchLabels')).toEqual(podLabels);
-    expect(at(policy, 'spec', 'policyTypes')).toEqual(['Ingress']);
-    expect(at(policy, 'spec', 'ingress')).toEqual([
-      { ports: [{ port: 'mcp' }] },
-      { ports: [{ port: 'metrics' }], from },
-    ]);
-    const edgePorts = listAt(edgeContainer(manifestOf(manifests, 'Deployment', RELEASE)), 'ports').filter(
-      isRecord,
-    );
-    expect(edgePorts.map((port) => port.name)).toEqual(['mcp', 'metrics']);
-    const budget = manifestOf(manifests, 'PodDisruptionBudget', RELEASE);
-    expect(at(budget, 'spec', 'selector', 'matchLabels')).toEqual(podLabels);
-    expect(at(budget, 'spec', 'maxUnavailable')).toBe(1);
   });
 });

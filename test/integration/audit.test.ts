@@ -60,8 +60,12 @@ function expectCatalogAsSent(json: AuditJson, sent: Map<string, number>, pageByt
     expect(tool.tokens).toBeGreaterThan(0);
     expect(tool.tokens).toBeLessThan(tool.bytes);
   }
-  expect(json.catalog.hosts['claude-code']?.unit).toBe('tokens');
-  expect(json.catalog.hosts['claude-code']?.size).toBeGreaterThan(0);
+  // The catalog is judged by catalog budgets only (Claude Code's 25,000 tokens of tool definitions), at the
+  // one total the report gives.
+  expect(Object.keys(json.catalog.hosts)).toEqual(['claude-code']);
+  expect(json.catalog.hosts['claude-code']).toMatchObject({ unit: 'tokens', budget: 25_000 });
+  expect(json.catalog.hosts['claude-code']?.size).toBe(json.catalog.totalTokens);
+  expect(json.catalog.totalTokens).toBe(json.catalog.tools.reduce((sum, t) => sum + t.tokens, 0));
 }
 
 afterEach(stopAudits);
@@ -271,6 +275,43 @@ describe('mcp-edge audit: server-filesystem over stdio', () => {
   }, 120_000);
 });
 
+describe('mcp-edge audit: server-filesystem, a stock official server, in a CI gate', () => {
+  it("--fail-over codex with no calls file exits 0: Codex's 10 KiB bound each tool output, not the tool list", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-audit-fs-'));
+    const argv = [process.execPath, FILESYSTEM, dir];
+    const table = await runAudit(['--fail-over', 'codex', '--', ...argv]);
+    expect(table.code, table.stdout + table.stderr).toBe(0);
+    expect(table.stdout).toContain('no catalog budget: gemini-cli, codex, claude-desktop');
+    expect(table.stdout).toMatch(/claude-code\s+[\d,]+ tokens of 25,000\s+[\d.]+%\n/);
+    expect(table.stdout).toContain('Within the budget of codex.');
+    // Its descriptors are each over 10% of 10 KiB, but well under 10% of Claude Code's catalog budget.
+    expect(table.stdout).not.toContain('descriptor-heavy');
+    const json = await runAudit([
+      '--json',
+      '--fail-over',
+      'codex',
+      '--fail-over',
+      'claude-code',
+      '--',
+      ...argv,
+    ]);
+    expect(json.code).toBe(0);
+    expect(json.json.catalog.totalBytes).toBeGreaterThan(10_240);
+    expect(json.json.catalog.hosts.codex).toBeUndefined();
+  }, 120_000);
+
+  it('a call answered with isError shows the start of its text', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-audit-fs-'));
+    const argv = [process.execPath, FILESYSTEM, dir];
+    const calls = callsFile([{ tool: 'read_text_file', arguments: { path: join(dir, 'missing.txt') } }]);
+    const json = await runAudit(['--json', '--calls', calls, '--', ...argv]);
+    expect(json.json.calls[0]?.isError).toBe(true);
+    expect(json.json.calls[0]?.isErrorText).toMatch(/^ENOENT: no such file or directory/);
+    const table = await runAudit(['--calls', calls, '--', ...argv]);
+    expect(table.stdout).toContain(`  line 1 (read_text_file), isError: ${json.json.calls[0]?.isErrorText}`);
+  }, 120_000);
+});
+
 describe('mcp-edge audit: the bundled demo', () => {
   let demo: DemoServer;
   beforeAll(async () => {
@@ -315,7 +356,7 @@ describe('mcp-edge audit: the bundled demo', () => {
     const config = join(dir, 'edge.yaml');
     writeFileSync(
       config,
-      `upstream: { url: ${demo.url} }\nhosts:\n  tiny-host:\n    match: [tiny*]\n    budgets: { characters: 200 }\n    channels: content\n`,
+      `upstream: { url: ${demo.url} }\nhosts:\n  tiny-host:\n    match: [tiny*]\n    budgets: { characters: 200 }\n    catalogBudgets: { characters: 1000 }\n    channels: content\n`,
     );
     const calls = callsFile([{ tool: 'echo', arguments: { text: 'x'.repeat(300) } }]);
     const { code, json, stderr } = await runAudit([
@@ -333,7 +374,15 @@ describe('mcp-edge audit: the bundled demo', () => {
     expect(code).toBe(1);
     expect(stderr).toContain('over budget: tiny-host: echo (line 1)');
     expect(Object.keys(json.catalog.hosts)).toEqual(['tiny-host']);
-    expect(json.catalog.hosts['tiny-host']).toMatchObject({ unit: 'characters', budget: 200, over: true });
+    expect(json.catalog.hosts['tiny-host']).toMatchObject({
+      unit: 'characters',
+      budget: 1000,
+      size: json.catalog.totalChars,
+      over: true,
+    });
+    expect(stderr).toContain(
+      `over budget: tiny-host: the catalog is ${json.catalog.totalChars} characters, over its catalog budget of 1000`,
+    );
     expect(json.calls[0]?.hosts['tiny-host']).toMatchObject({ unit: 'characters', budget: 200, over: true });
     expect(json.calls[0]?.hosts['tiny-host']?.size).toBeGreaterThanOrEqual(300);
   }, 60_000);

@@ -198,7 +198,12 @@ describe('mcp-edge command line', () => {
       'export',
     ]);
     expect((await claude.exited).code).toBe(0);
-    expect(claude.stdout()).toContain('budget    50,000 tokens');
+    expect(claude.stdout()).toMatch(/\n {2}budget +50,000 tokens per tool result\n/);
+    // The catalog budget is the built-in's: the override set only the result budget.
+    expect(claude.stdout()).toMatch(
+      /\n {2}catalog budget +25,000 tokens of tool definitions: \/doctor warns/,
+    );
+    expect(claude.stdout()).toContain('github.com/anthropics/claude-code/issues/12241');
     expect(claude.stdout()).toContain('hosts.claude-code in the mcp-edge config');
     expect(claude.stdout()).toContain(
       'refuse for tenant "acme", tool "export", from hostBudgets.tenants.acme.tools.export.action',
@@ -209,6 +214,9 @@ describe('mcp-edge command line', () => {
     expect(gemini.stdout()).toContain('40,000 characters');
     expect(gemini.stdout()).toContain('github.com/google-gemini/gemini-cli/pull/18446');
     expect(gemini.stdout()).toContain('observe for tenant "default", from hostBudgets.action');
+    expect(gemini.stdout()).toMatch(
+      /\n {2}catalog budget +none \(hosts\.gemini-cli\.catalogBudgets gives one\)\n/,
+    );
     const unknown = cli(['explain', '--config', file, '--host', 'some-agent']);
     expect((await unknown.exited).code).toBe(2);
     expect(unknown.stderr()).toContain('no host profile matches "some-agent"');

@@ -58,6 +58,14 @@ describe('npm start', () => {
     expect(out).toMatch(/sized .*JSON-RPC error -32603/);
     expect(out).toContain('"reason":"limit_exceeded"');
     expect(out).toMatch(/export_report .*ok/);
+    // The demo does not warn about its own defaults: no log line at warn or above, from its start (its log,
+    // written asynchronously, has long caught up once the example's exchanges are logged) to now.
+    await start.waitForLine(/"msg":"exchange"/, { timeoutMs: 30_000 });
+    const warnings = start
+      .stdout()
+      .split('\n')
+      .filter((line) => /^\{"level":(40|50|60),/.test(line));
+    expect(warnings).toEqual([]);
     // The refused request's error whole: code, the complete message (it ends naming the tenant) and its data.
     const refusedRequest = out.split('\n- ').find((entry) => entry.startsWith('echo with a 1.5 MiB request'));
     expect(refusedRequest).toMatch(

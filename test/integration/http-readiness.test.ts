@@ -1,7 +1,8 @@
 // Readiness of an HTTP upstream asks the MCP endpoint, not the port: real MCP servers (server-everything,
 // SDK v1 stateful and stateless, SDK v2) are ready; a plain HTTP server that answers HTML 404 at that path,
 // and server-everything's own port without /mcp, are not; an OAuth-protected endpoint (401 with a Bearer
-// challenge) is. The log at start says which, a warning when the endpoint does not look like MCP.
+// challenge) is. The log at start says which, a warning when the endpoint does not look like MCP, and
+// "connection refused" when nothing listens there.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,5 +110,22 @@ describe('/readyz for an HTTP upstream', () => {
     const lines = edge.logs.filter((l) => String(l.msg).startsWith('the upstream '));
     expect(lines.map((l) => l.level)).toEqual([30, 40]);
     expect(String(lines[1]?.answer)).toContain('unreachable');
+  });
+});
+
+describe('/readyz when nothing listens at upstream.url', () => {
+  it('says connection refused, not that the path may be wrong', async () => {
+    const closed = await startV1Server({ mode: 'stateless' });
+    const url = closed.url;
+    await closed.close();
+    const { status, edge } = await readiness(url);
+    expect(status).toBe(503);
+    const line = verdictLine(edge);
+    expect(line?.level).toBe(40);
+    expect(String(line?.msg)).toBe(
+      "the upstream is unreachable: not ready (connection refused: is the MCP server running, and listening on upstream.url's host and port?)",
+    );
+    expect(String(line?.msg)).not.toContain('/mcp included');
+    expect(String(line?.answer)).toBe('unreachable (ECONNREFUSED)');
   });
 });

@@ -47,6 +47,7 @@ export interface AuditJson {
     channels: { content: number; structuredContent: number; blocks: Record<string, number> } | null;
     duplicatedBytes: number;
     isError: boolean;
+    isErrorText?: string;
     error?: { code?: number; message: string };
     resourceLinks: { count: number; withSize: number; withMimeType: number };
     hosts: Record<string, HostSizeJson>;

@@ -1,12 +1,16 @@
 // The pure parts of `mcp-edge audit`: where listed items lie in the bytes sent, the calls file, the
-// findings over walks, and which of a host's budgets decides.
+// findings over walks, which of a host's budgets decides, and the catalog judged by catalog budgets only.
 import { describe, expect, it } from 'vitest';
 import { AuditUsageError, parseAuditArgs } from '../../src/audit/args.js';
 import { CallsFileError, parseCallsFile } from '../../src/audit/calls.js';
-import { shareOf } from '../../src/audit/catalog.js';
-import { cursorFindings, pagingFindings } from '../../src/audit/findings.js';
+import { catalogWeight, shareOf } from '../../src/audit/catalog.js';
+import { cursorFindings, pagingFindings, toolFindings } from '../../src/audit/findings.js';
 import { listedItemSpans } from '../../src/audit/item-spans.js';
 import { LISTINGS, type ListingWalk } from '../../src/audit/listing.js';
+import { type AuditReport, overBudget } from '../../src/audit/report.js';
+import { formatAuditTable } from '../../src/audit/table.js';
+import { HostTable } from '../../src/hosts/host-table.js';
+import { BUILTIN_HOST_PROFILES } from '../../src/hosts/profiles.js';
 
 const bytesOf = (text: string) => Buffer.from(text, 'utf8');
 const spansText = (text: string, key: string) => {
@@ -165,5 +169,122 @@ describe('shareOf', () => {
       ],
     });
     expect(shareOf([])).toBeUndefined();
+  });
+});
+
+describe('catalogWeight: the catalog against catalog budgets only', () => {
+  const walkOf = (descriptors: readonly Record<string, unknown>[]): ListingWalk => ({
+    listing: LISTINGS[0] as ListingWalk['listing'],
+    pages: [{ bytes: 0, items: descriptors.length, nextCursor: undefined }],
+    items: descriptors.map((value) => ({ value, bytes: bytesOf(JSON.stringify(value)), page: 0 })),
+    stop: 'end',
+  });
+  // 1,400 bytes of few tokens (13.7% of Codex's 10 KiB per tool output; about 1% of Claude Code's 25,000
+  // tokens of tool definitions), and a descriptor of thousands of tokens.
+  const wide = { name: 'wide', description: 'a'.repeat(1_400) };
+  const wordy = { name: 'wordy', description: Array.from({ length: 3_000 }, (_, i) => `w${i}`).join(' ') };
+  const profiles = BUILTIN_HOST_PROFILES;
+
+  it('judges the catalog only by the hosts that have a catalog budget, and reports one total', () => {
+    const catalog = catalogWeight(walkOf(Array.from({ length: 10 }, () => wide)), profiles, 131_072);
+    expect(catalog.totalBytes).toBeGreaterThan(10_240);
+    expect(Object.keys(catalog.hosts)).toEqual(['claude-code']);
+    expect(catalog.hosts['claude-code']).toMatchObject({
+      unit: 'tokens',
+      size: catalog.totalTokens,
+      over: false,
+    });
+    // The totals are the sums of the tools' own sizes.
+    expect(catalog.totalTokens).toBe(catalog.tools.reduce((sum, t) => sum + t.tokens, 0));
+    expect(catalog.totalChars).toBe(catalog.tools.reduce((sum, t) => sum + t.chars, 0));
+    expect(catalog.totalLines).toBe(10);
+    const report = { catalog: { ...catalog, tools: [] }, calls: [] };
+    expect(overBudget(report, ['codex', 'claude-code'])).toEqual([]);
+  });
+
+  it('descriptor-heavy uses the catalog budget: a wide descriptor of few tokens is no finding', () => {
+    const catalog = catalogWeight(walkOf([wide, wordy]), profiles, 131_072);
+    expect(catalog.tools.find((t) => t.name === 'wide')?.strictest).toMatchObject({
+      host: 'claude-code',
+      unit: 'tokens',
+    });
+    const findings = toolFindings(catalog, 0.1).filter((f) => f.code === 'descriptor-heavy');
+    expect(findings.map((f) => f.subject)).toEqual(['wordy']);
+    const tokens = catalog.tools.find((t) => t.name === 'wordy')?.tokens ?? 0;
+    expect(findings[0]?.message).toContain(
+      `wordy's descriptor is ${tokens} tokens, ${((tokens / 25_000) * 100).toFixed(1)}% of claude-code's catalog budget of 25000`,
+    );
+  });
+
+  it('a configured catalog budget is judged like the built-in one; a host without one is not', () => {
+    const table = new HostTable({
+      'tiny-host': { budgets: { characters: 100 }, catalogBudgets: { bytes: 1_000 } },
+      'results-only': { budgets: { bytes: 10 } },
+    });
+    const chosen = ['tiny-host', 'results-only']
+      .map((name) => table.profile(name))
+      .filter((p) => p !== undefined);
+    const catalog = catalogWeight(walkOf([wide]), chosen, 131_072);
+    expect(Object.keys(catalog.hosts)).toEqual(['tiny-host']);
+    expect(catalog.hosts['tiny-host']).toMatchObject({
+      unit: 'bytes',
+      budget: 1_000,
+      size: catalog.totalBytes,
+      over: true,
+    });
+    expect(
+      overBudget({ catalog: { ...catalog, tools: [] }, calls: [] }, ['tiny-host', 'results-only']),
+    ).toEqual([`tiny-host: the catalog is ${catalog.totalBytes} bytes, over its catalog budget of 1000`]);
+  });
+});
+
+describe('formatAuditTable', () => {
+  it('says what each number counts: the descriptors as sent, the answers, the resource links', () => {
+    const report: AuditReport = {
+      server: { name: 'srv', version: '1', target: 'http://127.0.0.1/mcp' },
+      protocolVersion: '2025-11-25',
+      bounds: { maxPages: 1, timeoutMs: 1000, maxMessageBytes: 1024 },
+      hosts: [],
+      catalog: {
+        totalBytes: 7639,
+        totalChars: 7639,
+        totalTokens: 1706,
+        totalLines: 13,
+        tools: [],
+        pages: [],
+        hosts: {},
+      },
+      listings: [
+        {
+          method: 'tools/list',
+          pages: [{ bytes: 7700, items: 13 }],
+          items: 13,
+          totalBytes: 7700,
+          stop: 'end',
+        },
+      ],
+      calls: [
+        {
+          line: 1,
+          method: 'tools/call',
+          tool: 'links',
+          bytes: 900,
+          channels: null,
+          duplicatedBytes: 0,
+          isError: false,
+          resourceLinks: { count: 5, withSize: 0, withMimeType: 5, links: [] },
+          hosts: {},
+        },
+      ],
+      findings: [],
+      failOver: { hosts: [], over: [] },
+    };
+    const table = formatAuditTable(report);
+    expect(table).toContain(
+      'their descriptors as sent: 7,639 bytes, 7,639 characters, 1,706 tokens (o200k_base)',
+    );
+    expect(table).toContain('Listings (bytes: the answers, envelopes included):');
+    expect(table).toMatch(/resource links\n/);
+    expect(table).toContain('5: 0 with size, 5 with mimeType');
   });
 });

@@ -1,10 +1,11 @@
-// The ceilings table, its count ceiling request.maxBatchMessages and its nesting ceiling request.maxJsonDepth, without sockets.
+// The ceilings table, its count ceiling request.maxBatchMessages and its nesting ceiling request.maxJsonDepth,
+// explain's sources, without sockets.
 import { describe, expect, it } from 'vitest';
 import { formatExplanation } from '../../src/config/explain.js';
-import { parseConfigText } from '../../src/config/load.js';
+import { limitPolicyOf, parseConfigText } from '../../src/config/load.js';
 import { formatEffectiveConfig } from '../../src/config/print.js';
-import { CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
-import { limitErrorMessage } from '../../src/core/errors.js';
+import { CEILING_CHOICES, CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
+import { limitErrorMessage, toolCallRefusal } from '../../src/core/errors.js';
 import { resolveLimits } from '../../src/core/limits.js';
 import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
 import { type JudgeContext, messageSizeCheck } from '../../src/inspect/message-verdict.js';
@@ -288,5 +289,93 @@ describe('message checks', () => {
       tool: 'small',
     });
     expect(messageSizeCheck(ctx, message(1000, 'big'))).toBeUndefined();
+  });
+});
+
+describe('explain names a built-in default as such', () => {
+  const explain = (yamlText: string) => {
+    const { config } = parseConfigText(yamlText, 'edge.yaml', {});
+    const query = { tenant: 'default', method: 'tools/call' };
+    return formatExplanation(query, resolveLimits(limitPolicyOf(config), query), false);
+  };
+
+  it('a key the file leaves out is "from built-in default"; one it sets, from its path', () => {
+    const unset = explain(
+      'upstream: { url: http://127.0.0.1:3000/mcp }\nlimits: { request: { maxMessageBytes: 64KiB } }',
+    );
+    expect(unset).toMatch(/\n {2}mode +enforce +from built-in default\n/);
+    expect(unset).toMatch(
+      /\n {2}request\.maxBodyBytes +4,194,304 bytes \(4\.00 MiB\) +from built-in default\n/,
+    );
+    expect(unset).toMatch(
+      /\n {2}request\.maxMessageBytes +65,536 bytes \(64\.0 KiB\) +from limits\.request\.maxMessageBytes\n/,
+    );
+    expect(unset).toMatch(/\n {2}response\.toolCallRefusal +error +from built-in default\n/);
+    const set = explain(
+      'upstream: { url: http://127.0.0.1:3000/mcp }\nlimits: { mode: enforce, request: { maxBodyBytes: 4MiB }, response: { toolCallRefusal: result } }',
+    );
+    expect(set).toMatch(/\n {2}mode +enforce +from limits\.mode\n/);
+    expect(set).toMatch(
+      /\n {2}request\.maxBodyBytes +4,194,304 bytes \(4\.00 MiB\) +from limits\.request\.maxBodyBytes\n/,
+    );
+    expect(set).toMatch(/\n {2}response\.toolCallRefusal +result +from limits\.response\.toolCallRefusal\n/);
+  });
+});
+
+describe('response.toolCallRefusal', () => {
+  const violation = {
+    limit: 'response.maxMessageBytes' as const,
+    direction: 'response' as const,
+    limitValue: 1024,
+    observedValue: 2048,
+    observedIsLowerBound: true,
+    tenant: 't',
+    method: 'tools/call',
+    tool: 'x',
+    id: 3,
+  };
+
+  it('is a choice of the table beside the ceilings, with its built-in value among its values', () => {
+    for (const c of CEILING_CHOICES) {
+      expect(c.name).toBe(`${c.direction}.${c.key}`);
+      expect(c.values).toContain(c.builtin);
+      expect(CEILINGS.map((ceiling) => ceiling.name)).not.toContain(c.name);
+    }
+    expect(CEILING_CHOICES.map((c) => c.name)).toEqual(['response.toolCallRefusal']);
+  });
+
+  it('result: the error message as a tool error result, resultType from 2026-07-28; error: the error itself', () => {
+    const error = limitErrorMessage(violation);
+    expect(toolCallRefusal(error, 'error', '2026-07-28')).toBe(error);
+    expect(toolCallRefusal(error, 'result', '2025-11-25')).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      result: { isError: true, content: [{ type: 'text', text: error.error.message }] },
+    });
+    expect(toolCallRefusal(error, 'result', undefined)).not.toHaveProperty('result.resultType');
+    expect(toolCallRefusal(error, 'result', '2026-07-28')).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      result: {
+        resultType: 'complete',
+        isError: true,
+        content: [{ type: 'text', text: error.error.message }],
+      },
+    });
+  });
+
+  it('the error of an answer says what to do: a tool call asks for less, another method names the key', () => {
+    expect(limitErrorMessage(violation).error.message).toContain('Call the tool again for less');
+    const listing = limitErrorMessage({ ...violation, method: 'tools/list', tool: undefined });
+    expect(listing.error.message).toMatch(
+      /; mcp-edge replaced the answer whole\. If answers this large are expected, the mcp-edge operator can raise response\.maxMessageBytes for tools\/list\.$/,
+    );
+    // A request refused is the client's to shrink: its words are unchanged.
+    const request = limitErrorMessage({
+      ...violation,
+      limit: 'request.maxMessageBytes',
+      direction: 'request',
+    });
+    expect(request.error.message).toMatch(/set by the mcp-edge operator for tenant "t"$/);
   });
 });

@@ -80,6 +80,14 @@ describe('check-config prints what the loader reads back', () => {
       if (!printed.includes(CLAMPED)) expect(reloaded.config).toEqual(loaded.config);
     });
 
+    it(`${origin}: as check-config prints it (redacted), it loads back, its API key hashes as they were`, () => {
+      const loaded = parseConfigText(text, join(REPO_ROOT, origin), ENV);
+      const reloaded = reload(formatEffectiveConfig(loaded), origin);
+      const apiKeys = (config: LoadedConfig['config']) =>
+        config.tenancy.resolve.filter((resolver) => 'apiKey' in resolver);
+      expect(apiKeys(reloaded.config)).toEqual(apiKeys(loaded.config));
+    });
+
     it(`${origin}: as check-config prints it, it differs from the above only where it says ${REDACTED}`, () => {
       const loaded = parseConfigText(text, join(REPO_ROOT, origin), ENV);
       const shown = formatEffectiveConfig(loaded, { redact: false }).split('\n');

@@ -123,18 +123,8 @@ describe('valid files', () => {
         exposeUpstreamErrors: false,
       },
       logging: { level: 'info' },
-      limits: {
-        mode: 'enforce',
-        request: {
-          maxBodyBytes: BUILTIN_CEILINGS['request.maxBodyBytes'],
-          maxMessageBytes: BUILTIN_CEILINGS['request.maxMessageBytes'],
-          maxBatchMessages: BUILTIN_CEILINGS['request.maxBatchMessages'],
-          maxJsonDepth: BUILTIN_CEILINGS['request.maxJsonDepth'],
-        },
-        response: { maxMessageBytes: BUILTIN_CEILINGS['response.maxMessageBytes'] },
-        methods: {},
-        tools: {},
-      },
+      // The limits the file leaves out stay out: the resolver fills in the built-ins (below), and says so.
+      limits: { request: {}, response: {}, methods: {}, tools: {} },
       pagination: { maxPagesPerListing: 1000 },
       tenancy: { default: 'default', requireIdentified: false, resolve: [] },
       tenants: {},
@@ -150,6 +140,17 @@ describe('valid files', () => {
         },
       },
     });
+    const limits = resolveLimits(limitPolicyOf(config), { tenant: 'default', method: 'tools/call' });
+    expect(limits.mode).toEqual({ value: 'enforce', source: 'built-in default' });
+    expect(limits.request.maxBodyBytes).toEqual({
+      value: BUILTIN_CEILINGS['request.maxBodyBytes'],
+      source: 'built-in default',
+    });
+    expect(limits.response.maxMessageBytes).toEqual({
+      value: BUILTIN_CEILINGS['response.maxMessageBytes'],
+      source: 'built-in default',
+    });
+    expect(limits.response.toolCallRefusal).toEqual({ value: 'error', source: 'built-in default' });
   });
 
   it('normalizes sizes, durations, header names, CIDRs, origins, hosts and key hashes', () => {
@@ -191,12 +192,7 @@ describe('valid files', () => {
     expect(config.server.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
     expect(config.server.maxHeaderBytes).toBe(32_000);
     expect(config.server.trustedProxies).toEqual(['10.0.0.0/8', '192.168.1.7/32', '::1/128']);
-    expect(config.limits.request).toEqual({
-      maxBodyBytes: 1_500_000,
-      maxMessageBytes: 65_536,
-      maxBatchMessages: 10_000,
-      maxJsonDepth: 1000,
-    });
+    expect(config.limits.request).toEqual({ maxBodyBytes: 1_500_000, maxMessageBytes: 65_536 });
     expect(config.limits.response.maxMessageBytes).toBe(0);
     expect(config.tenancy.resolve).toEqual([
       { header: 'x-tenant-id', trustedProxies: ['10.0.0.0/8', '192.168.1.7/32', '::1/128', 'fd00::/8'] },
@@ -848,7 +844,9 @@ describe('defaultConfig', () => {
     const config = defaultConfig({ upstreamUrl: 'http://127.0.0.1:3000/mcp', port: 0 });
     expect(config.upstream.url).toBe('http://127.0.0.1:3000/mcp');
     expect(config.listen).toEqual({ host: '127.0.0.1', port: 0, path: '/mcp' });
-    expect(config.limits.response.maxMessageBytes).toBe(BUILTIN_CEILINGS['response.maxMessageBytes']);
+    expect(resolveLimits(limitPolicyOf(config), { tenant: 'default' }).response.maxMessageBytes.value).toBe(
+      BUILTIN_CEILINGS['response.maxMessageBytes'],
+    );
     expect(defaultConfig({ upstreamUrl: 'https://x.example/mcp' }).listen.port).toBe(8080);
   });
 
@@ -876,7 +874,8 @@ describe('formatEffectiveConfig', () => {
   it('shows the normalized config with secrets redacted and sizes in readable units', () => {
     const printed = formatEffectiveConfig(parseConfigText(text, 'edge.yaml', {}));
     expect(printed).not.toContain(secret);
-    expect(printed).not.toContain(SHA_A);
+    // Key hashes are one-way digests the file holds already: shown, so the printout loads back.
+    expect(printed).toContain(SHA_A);
     expect(printed).not.toContain(':pw@');
     expect(printed).toContain('secret: <redacted>');
     expect(printed).not.toContain('user');

@@ -48,7 +48,46 @@ describe('resolveLimits: layers and sources', () => {
         maxBatchMessages: { value: 10_000, source: 'built-in default' },
         maxJsonDepth: { value: 1000, source: 'built-in default' },
       },
-      response: { maxMessageBytes: { value: 4 * MiB, source: 'limits.response.maxMessageBytes' } },
+      response: {
+        maxMessageBytes: { value: 4 * MiB, source: 'limits.response.maxMessageBytes' },
+        toolCallRefusal: { value: 'error', source: 'built-in default' },
+      },
+    });
+  });
+
+  it('resolves response.toolCallRefusal like a ceiling: tenant tool > tool > tenant method > method > tenant > limits', () => {
+    const choices: LimitPolicy = {
+      defaults: {
+        response: { toolCallRefusal: 'result' },
+        tools: { export: { response: { toolCallRefusal: 'error' } } },
+      },
+      tenants: {
+        acme: {
+          limits: {
+            response: { toolCallRefusal: 'error' },
+            tools: { search: { response: { toolCallRefusal: 'result' } } },
+          },
+        },
+      },
+    };
+    const refusal = (tenant: string, tool?: string) =>
+      resolveLimits(choices, { tenant, method: 'tools/call', tool }).response.toolCallRefusal;
+    expect(refusal('beta', 'search')).toEqual({ value: 'result', source: 'limits.response.toolCallRefusal' });
+    expect(refusal('beta', 'export')).toEqual({
+      value: 'error',
+      source: 'limits.tools.export.response.toolCallRefusal',
+    });
+    expect(refusal('acme', 'other')).toEqual({
+      value: 'error',
+      source: 'tenants.acme.limits.response.toolCallRefusal',
+    });
+    expect(refusal('acme', 'search')).toEqual({
+      value: 'result',
+      source: 'tenants.acme.limits.tools.search.response.toolCallRefusal',
+    });
+    expect(resolveLimits({ defaults: {}, tenants: {} }, { tenant: 'x' }).response.toolCallRefusal).toEqual({
+      value: 'error',
+      source: 'built-in default',
     });
   });
 

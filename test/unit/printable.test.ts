@@ -60,12 +60,14 @@ function hostileReport(): AuditReport {
       totalBytes: 1,
       totalChars: 1,
       totalTokens: 1,
+      totalLines: 1,
       tools: [
         {
           name: tool,
           bytes: 1,
           chars: 1,
           tokens: 1,
+          lines: 1,
           page: 0,
           strictest: { host: 'claude-code', size: 10, unit: 'tokens', budget: 100, share: 0.1 },
         },
@@ -89,6 +91,18 @@ function hostileReport(): AuditReport {
         resourceLinks: { count: 0, withSize: 0, withMimeType: 0, links: [] },
         hosts: { 'claude-code': { ...share, over: true, past: `cut${HOSTILE}` } },
       },
+      {
+        line: 2,
+        method: 'tools/call',
+        tool,
+        bytes: 1,
+        channels: null,
+        duplicatedBytes: 0,
+        isError: true,
+        isErrorText: `denied${HOSTILE}`,
+        resourceLinks: { count: 0, withSize: 0, withMimeType: 0, links: [] },
+        hosts: {},
+      },
     ],
     findings: [{ code: 'listing-error', subject: tool, message: `failed: ${HOSTILE}`, fix: `fix${HOSTILE}` }],
     failOver: { hosts: ['claude-code'], over: [`claude-code: ${tool} is over`] },
@@ -103,6 +117,7 @@ describe('formatAuditTable', () => {
     expect(lines).toContain(`mcp-edge audit of http://127.0.0.1/${HOSTILE_SHOWN}`);
     expect(lines).toContain(`server srv${HOSTILE_SHOWN} 1${HOSTILE_SHOWN}, protocol 2025${HOSTILE_SHOWN}`);
     expect(lines).toContain(`  line 1 (evil${HOSTILE_SHOWN}): unknown${HOSTILE_SHOWN}`);
+    expect(lines).toContain(`  line 2 (evil${HOSTILE_SHOWN}), isError: denied${HOSTILE_SHOWN}`);
     expect(lines).toContain(`  past its budget, claude-code: cut${HOSTILE_SHOWN}`);
     expect(lines).toContain(`  ! listing-error: failed: ${HOSTILE_SHOWN}`);
     expect(lines).toContain(`    fix: fix${HOSTILE_SHOWN}`);
