@@ -295,9 +295,7 @@ tenants:
     expect(out).toMatch(
       /response\.maxMessageBytes\s+33,554,432 bytes \(32\.0 MiB\)\s+from tenants\.acme\.limits\.tools\.export\.response\.maxMessageBytes/,
     );
-    expect(out).toMatch(
-      /request\.maxBodyBytes\s+4,194,304 bytes \(4\.00 MiB\)\s+from built-in default/,
-    );
+    expect(out).toMatch(/request\.maxBodyBytes\s+4,194,304 bytes \(4\.00 MiB\)\s+from built-in default/);
   });
 });
 
