@@ -43,6 +43,9 @@ function recentLog(kept: string[]): pino.Logger {
   return pino({ level: 'info' }, sink);
 }
 
+/** How long a failed write waits for the process's end, to tell why it failed. */
+const ENDING_WAIT_MS = 2000;
+
 export class EdgeStdioTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -51,6 +54,9 @@ export class EdgeStdioTransport implements Transport {
   readonly #framer: LineFramer;
   /** Why the process ended, when it did. */
   ended: string | undefined;
+  /** Resolves when the process has ended (or never started). */
+  readonly #end: Promise<void>;
+  #endNow: () => void = () => {};
   /** The last lines the server wrote to stderr (and the edge's notes on its process). */
   readonly recentStderr: string[] = [];
   readonly #log = recentLog(this.recentStderr);
@@ -60,6 +66,9 @@ export class EdgeStdioTransport implements Transport {
     private readonly tap: RawTap,
   ) {
     this.#framer = new LineFramer(tap.maxMessageBytes);
+    this.#end = new Promise((resolve) => {
+      this.#endNow = resolve;
+    });
   }
 
   start(): Promise<void> {
@@ -75,6 +84,7 @@ export class EdgeStdioTransport implements Transport {
         onSpawn: () => resolve(),
         onEnd: (detail) => {
           this.ended = detail;
+          this.#endNow();
           for (const event of this.#framer.end()) this.#line(event);
           reject(new Error(detail));
           this.onclose?.();
@@ -110,9 +120,13 @@ export class EdgeStdioTransport implements Transport {
     const stdin = this.#process?.stdin;
     if (stdin === undefined) throw new Error(this.ended ?? 'the stdio server is not running');
     this.tap.noteSent(message);
-    await new Promise<void>((resolve, reject) => {
-      stdin.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : resolve()));
+    const written = await new Promise<Error | undefined>((resolve) => {
+      stdin.write(`${JSON.stringify(message)}\n`, (error) => resolve(error ?? undefined));
     });
+    if (written === undefined) return;
+    // A pipe that broke is a process that is ending by itself: how it ended says more than EPIPE.
+    await Promise.race([this.#end, new Promise((resolve) => setTimeout(resolve, ENDING_WAIT_MS).unref())]);
+    throw this.ended !== undefined ? new Error(this.ended) : written;
   }
 
   async close(): Promise<void> {

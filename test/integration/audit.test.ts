@@ -229,6 +229,16 @@ describe('mcp-edge audit: server-everything', () => {
     expect(exits.code).toBe(3);
     expect(exits.stderr).toContain('exited with code 1');
     expect(exits.stderr).toContain("the server's last stderr lines:\n    missing API_KEY");
+    // Its stdin closed before it exits: audit's initialize meets a broken pipe, and still says how it ended.
+    const closing = join(mkdtempSync(join(tmpdir(), 'mcp-edge-audit-bad-')), 'server.mjs');
+    writeFileSync(
+      closing,
+      'process.stdin.destroy(); console.error("no config"); setTimeout(() => process.exit(4), 300);\n',
+    );
+    const broken = await runAudit(['--', process.execPath, closing]);
+    expect(broken.code).toBe(3);
+    expect(broken.stderr).toContain('exited with code 4');
+    expect(broken.stderr).not.toContain('EPIPE');
   }, 180_000);
 });
 
