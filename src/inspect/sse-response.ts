@@ -6,6 +6,7 @@ import { decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
+import { parseLossily } from '../core/jsonrpc.js';
 import { type MessageEvent, MessageSseItems, sseFraming } from '../core/message-events.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
@@ -17,15 +18,6 @@ import {
   type Verdict,
 } from './message-verdict.js';
 import { addToClient, heldVerdict, type RelayVerdict } from './relay-verdict.js';
-
-/** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
-export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
-  try {
-    return { value: JSON.parse(decodeUtf8(bytes)) };
-  } catch {
-    return undefined;
-  }
-}
 
 export class SseResponseInspector {
   /** Where the events come from: created by the first push of bytes or of a message. */
@@ -247,7 +239,7 @@ export class SseResponseInspector {
       this.#apply(judgeScannedMessage(this.ctx, scanned, eventId), raw, eventId, out);
       return;
     }
-    const parsed = parseJson(data);
+    const parsed = parseLossily(data);
     if (parsed === undefined) {
       this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');
       this.#forward(out, raw);
