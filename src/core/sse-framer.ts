@@ -3,10 +3,11 @@
 // What it reports (its items, and which bytes each holds) is described in sse-item.ts; how held pieces
 // are joined and kept, in sse-pieces.ts; closing an event cut off half-sent, in sse-cut.ts.
 //
-// Memory: between pushes, `heldBytes` <= maxRawBytes + 4096 (the held raw bytes of the current block,
-// plus the capped value of an `event`/`id`/`retry` field in progress). A bound is detected at the exact
-// byte that crosses it, whatever the chunking: 'oversized-start' carries at most maxDataBytes + 1 data
-// bytes. Held chunk pieces are kept by reference until their block completes (the caller must not
+// Memory: between pushes, `heldBytes` <= the block's raw bound + 4096 (the held raw bytes of the current
+// block, plus the capped value of an `event`/`id`/`retry` field in progress); the block's bounds are
+// maxDataBytes and maxRawBytes, or what `holdPast` raised them to for it. A bound is detected at the exact
+// byte that crosses it, whatever the chunking: 'oversized-start' carries at most the block's data bound + 1
+// data bytes. Held chunk pieces are kept by reference until their block completes (the caller must not
 // mutate a pushed chunk; Node stream chunks are never reused); a piece that is less than half of its
 // underlying buffer is copied so a small piece never pins a large buffer. `raw`, `data` and
 // 'oversized-data' pieces may be views into pushed chunks. The `data` of an event that came in several
@@ -40,6 +41,7 @@ const SHORT_NAME_SCAN = 16;
 export class SseFramer {
   private readonly maxDataBytes: number;
   private readonly maxRawBytes: number;
+  private readonly holdPast: SseFramerOptions['holdPast'];
   private ended = false;
 
   // Line state; survives chunk boundaries.
@@ -70,6 +72,10 @@ export class SseFramer {
   private id: string | undefined = undefined;
   private retry: string | undefined = undefined;
   private oversizedBound: 'data' | 'raw' | null = null;
+  /** The current block's bounds: the stream's, or what holdPast raised them to (asked once per block). */
+  private blockMaxData: number;
+  private blockMaxRaw: number;
+  private askedHoldPast = false;
 
   // Per-push state.
   private chunk: Uint8Array = NO_BYTES;
@@ -89,6 +95,9 @@ export class SseFramer {
     assertBound('maxRawBytes', maxRawBytes);
     this.maxDataBytes = options.maxDataBytes;
     this.maxRawBytes = maxRawBytes;
+    this.holdPast = options.holdPast;
+    this.blockMaxData = options.maxDataBytes;
+    this.blockMaxRaw = maxRawBytes;
   }
 
   /** Bytes currently held: raw bytes of the current block kept from earlier chunks, plus a field value in progress. */
@@ -220,7 +229,7 @@ export class SseFramer {
   private stepValue(i: number): number {
     let end = this.limitToRawBound(i, this.lineEnd(i));
     if (this.field === DATA && this.oversizedBound === null) {
-      end = Math.min(end, i + (this.maxDataBytes - this.dataLength) + 1);
+      end = Math.min(end, i + (this.blockMaxData - this.dataLength) + 1);
     }
     const length = end - i;
     if (this.field === DATA) {
@@ -266,7 +275,7 @@ export class SseFramer {
   /** Stops a held block's step at the byte that crosses maxRawBytes, so the crossing is exact whatever the chunking. */
   private limitToRawBound(i: number, end: number): number {
     if (this.oversizedBound !== null) return end;
-    return Math.min(end, i + (this.maxRawBytes - this.rawLength) + 1);
+    return Math.min(end, i + (this.blockMaxRaw - this.rawLength) + 1);
   }
 
   private indexOfColon(i: number, end: number): number {
@@ -331,21 +340,37 @@ export class SseFramer {
   }
 
   private checkBounds(i: number): void {
-    if (this.dataLength > this.maxDataBytes) this.becomeOversized('data', i);
-    else if (this.rawLength > this.maxRawBytes) this.becomeOversized('raw', i);
+    if (this.dataLength > this.blockMaxData) {
+      if (!this.holdLonger(i)) this.becomeOversized('data', i);
+    } else if (this.rawLength > this.blockMaxRaw) this.becomeOversized('raw', i);
   }
 
-  /** The block crossed a bound at byte i-1: report what is held and stop holding it. */
-  private becomeOversized(bound: 'data' | 'raw', i: number): void {
+  /** The block's data crossed maxDataBytes at byte i-1: whether holdPast raised its bounds (asked once per block). */
+  private holdLonger(i: number): boolean {
+    if (this.holdPast === undefined || this.askedHoldPast) return false;
+    this.askedHoldPast = true;
+    const bound = this.holdPast(this.dataHeldAt(i), this.id);
+    if (!(bound > this.blockMaxData)) return false;
+    this.blockMaxData = bound;
+    this.blockMaxRaw = Math.max(this.blockMaxRaw, defaultMaxRawBytes(bound));
+    return true;
+  }
+
+  /** The data bytes of the current block joined so far, through byte i-1 (a copy). */
+  private dataHeldAt(i: number): Uint8Array {
     const raw = concatBytes([...this.held, this.chunk.subarray(this.blockStart, i)]);
-    const ranges = this.dataRanges;
+    const ranges = [...this.dataRanges];
     if (this.field === DATA) {
       // The data line in progress: its partial value (or, right after the colon, an empty one).
       const start = this.state === VALUE ? this.dataValueStart : this.rawLength;
       ranges.push(start, start + (this.state === VALUE ? this.dataValueLength : 0));
     }
-    const heldData = ranges.length === 0 ? new Uint8Array(0) : joinDataRanges(raw, ranges, this.dataLength);
-    this.out.push({ type: 'oversized-start', heldData, id: this.id });
+    return ranges.length === 0 ? new Uint8Array(0) : joinDataRanges(raw, ranges, this.dataLength);
+  }
+
+  /** The block crossed a bound at byte i-1: report what is held and stop holding it. */
+  private becomeOversized(bound: 'data' | 'raw', i: number): void {
+    this.out.push({ type: 'oversized-start', heldData: this.dataHeldAt(i), id: this.id });
     this.oversizedBound = bound;
     this.held = [];
     this.heldRawBytes = 0;
@@ -403,5 +428,8 @@ export class SseFramer {
     this.id = undefined;
     this.retry = undefined;
     this.oversizedBound = null;
+    this.blockMaxData = this.maxDataBytes;
+    this.blockMaxRaw = this.maxRawBytes;
+    this.askedHoldPast = false;
   }
 }

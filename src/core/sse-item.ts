@@ -27,6 +27,13 @@ export interface SseFramerOptions {
   maxDataBytes: number; // may be Infinity
   /** Raw bytes of one block beyond which it is no longer held (guards comment floods). Default: 2 * maxDataBytes + 65536 (Infinity if maxDataBytes is Infinity). */
   maxRawBytes?: number;
+  /**
+   * Asked once per block, when its data first crosses maxDataBytes, with the data held so far and the block's
+   * `id:` if it came before: a larger data bound for this block holds it on to there (its raw bound grows to
+   * match), anything else lets it go as oversized now. A caller that holds an event only to the ceiling of the
+   * answers it waits for holds one that turns out to be something else to that message's own ceiling.
+   */
+  holdPast?: (heldData: Uint8Array, id: string | undefined) => number;
 }
 
 export type SseItem =
