@@ -19,8 +19,9 @@
 //
 // Fields: `event`, `id`, `retry` are this block's own (last one wins; an id containing U+0000 is ignored,
 // as WHATWG says; `retry` is passed on as written). A block is oversized when its joined data exceeds
-// maxDataBytes, or its raw bytes before the final byte that dispatches it exceed maxRawBytes; `bound`
-// names the one crossed first ('data' when both cross at the same byte).
+// maxDataBytes (or the larger bound holdPast gave it), or its raw bytes before the final byte that dispatches
+// it exceed maxRawBytes (or, likewise, the raw bound that goes with it); `bound` names the one crossed first
+// ('data' when both cross at the same byte).
 
 export interface SseFramerOptions {
   /** Data bytes (joined message) beyond which an event is no longer held in memory. */
