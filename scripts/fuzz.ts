@@ -113,6 +113,7 @@ async function main(): Promise<number> {
       FUZZ_DEADLINE: String(deadline),
       FUZZ_PROPERTIES: String(properties),
       FUZZ_WORKERS: String(WORKERS),
+      FUZZ_PLAN: JSON.stringify(Object.fromEntries(files.map((f) => [f.file, f.properties]))),
     },
   });
   const status = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -23,6 +23,8 @@ interface FuzzRun {
   /** Properties the run expects (to share the time) and the workers running them at once. */
   properties: number;
   workers: number;
+  /** Properties per test file (relative path): one worker runs a file's properties one after another. */
+  perFile: Record<string, number>;
 }
 
 /** One property's record in a fuzz run, read back by scripts/fuzz.ts. */
@@ -46,27 +48,40 @@ function fuzzRun(): FuzzRun | undefined {
     deadline: Number(process.env.FUZZ_DEADLINE),
     properties: Math.max(1, Number(process.env.FUZZ_PROPERTIES ?? 1)),
     workers: Math.max(1, Number(process.env.FUZZ_WORKERS ?? 1)),
+    perFile: JSON.parse(process.env.FUZZ_PLAN ?? '{}') as Record<string, number>,
   };
+}
+
+/** The test file that runs the property, relative to the repository. */
+function testFile(): string {
+  const path = expect.getState().testPath;
+  return path !== undefined ? relative(process.cwd(), path) : '?';
 }
 
 /** The test that runs the property, as `file > describe > it`. */
 function propertyName(): string {
-  const state = expect.getState();
-  const file = state.testPath !== undefined ? relative(process.cwd(), state.testPath) : '?';
-  return `${file} > ${state.currentTestName ?? '?'}`;
+  return `${testFile()} > ${expect.getState().currentTestName ?? '?'}`;
+}
+
+/** Adds one mark to a counter file of the run's directory; how many marks it held before. */
+function countStart(file: string): number {
+  appendFileSync(file, '.');
+  return readFileSync(file, 'utf8').length - 1;
 }
 
 /**
- * This property's share of the time left: the time left, times the workers, over the properties not yet
- * started (this one included), never past the deadline. A property that ends early leaves its time to the rest.
+ * This property's share of the time left: the time left times the workers, over the properties not yet
+ * started (this one included), and never more than its own file's remaining properties leave it (a worker runs
+ * them one after another). A property that ends early leaves its time to the rest.
  */
 function shareOfTime(run: FuzzRun): number {
-  const started = join(run.report, 'started');
-  appendFileSync(started, '.');
-  const before = readFileSync(started, 'utf8').length - 1;
+  const file = testFile();
+  const before = countStart(join(run.report, 'started'));
+  const beforeInFile = countStart(join(run.report, `started-${file.replace(/[^\w.-]/g, '_')}`));
   const left = Math.max(0, run.deadline - Date.now());
   const waiting = Math.max(run.workers, run.properties - before);
-  return Math.min(left, (left * run.workers) / waiting);
+  const waitingInFile = Math.max(1, (run.perFile[file] ?? 1) - beforeInFile);
+  return Math.min((left * run.workers) / waiting, left / waitingInFile);
 }
 
 const stopFile = (run: FuzzRun): string => join(run.report, 'stop');
