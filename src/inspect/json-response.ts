@@ -12,6 +12,7 @@ import {
   judgeMessage,
   judgeOversized,
   judgeScannedMessage,
+  settleUnanswered,
   type Verdict,
 } from './message-verdict.js';
 import type { RelayVerdict } from './relay-verdict.js';
@@ -114,7 +115,9 @@ export class JsonResponseInspector {
     }
     return {
       parsed,
-      verdicts: parsed.messages.map((message) => judgeMessage(this.ctx, message.bytes, message.value, message)),
+      verdicts: parsed.messages.map((message) =>
+        judgeMessage(this.ctx, message.bytes, message.value, message),
+      ),
     };
   }
 
@@ -137,6 +140,15 @@ export class JsonResponseInspector {
     const body =
       errors.length === 1 || this.waiting.length <= 1 ? (errors[0] ?? '') : `[${errors.join(',')}]`;
     return { action: 'drop', toClient: [body], toUpstream: [] };
+  }
+
+  /**
+   * The body is over, however it ended (judged, replaced, unreadable, broken off, left by its client): a JSON
+   * body answers its exchange's requests and no other stream can, so none of them waits any longer, in the
+   * exchange or in its session.
+   */
+  letGo(): void {
+    for (const id of this.ctx.answered?.ids() ?? []) settleUnanswered(this.ctx, id);
   }
 
   /** Observe mode: the body is larger than any ceiling; it is streamed on while its id is scanned for the record. */

@@ -110,16 +110,40 @@ function subjectFor(
   eventId: string | undefined,
 ): MessageSubject {
   if ((kind === 'result' || kind === 'error') && id !== undefined) {
-    // An answer settles its request everywhere it waits; in a resumable event it is kept for its replays.
-    const inExchange = ctx.answered?.take(id);
-    const inSession = ctx.answeredInSession?.take(id);
-    const waited = inExchange ?? inSession;
+    // In a resumable event an answer is kept for its replays.
+    const waited = settleRequest(ctx, id);
     if (waited === undefined)
       return ctx.answeredBefore?.replayOf(id, eventId) ?? { method: undefined, tool: undefined };
     if (eventId !== undefined) ctx.answeredBefore?.answered(id, waited);
     return waited;
   }
   return own;
+}
+
+/**
+ * A request is answered, by the upstream or by the edge: it is let go everywhere it waits (this exchange, its
+ * session), so no later answer is taken for it and the session keeps nothing of it. What it was about.
+ */
+function settleRequest(
+  ctx: Pick<JudgeContext, 'answered' | 'answeredInSession'>,
+  id: JsonRpcId,
+): MessageSubject | undefined {
+  const inExchange = ctx.answered?.take(id);
+  const inSession = ctx.answeredInSession?.take(id);
+  return inExchange ?? inSession;
+}
+
+/**
+ * A request ends without the upstream's answer reaching its client (the edge answered it, its stream ended, its
+ * JSON body was not one): settled everywhere it waits, and kept with the session's answers, so an answer the
+ * upstream still sends for it on another stream meets its request's ceiling, as a replay does.
+ */
+export function settleUnanswered(
+  ctx: Pick<JudgeContext, 'answered' | 'answeredInSession' | 'answeredBefore'>,
+  id: JsonRpcId,
+): void {
+  const subject = settleRequest(ctx, id);
+  if (subject !== undefined) ctx.answeredBefore?.answered(id, subject);
 }
 
 /** What a check sees of one complete message: its kind and id, what it is about, and its size as sent. */

@@ -15,6 +15,7 @@ import {
   judgeMessage,
   judgeOversized,
   judgeScannedMessage,
+  settleUnanswered,
   type Verdict,
 } from './message-verdict.js';
 import { addToClient, heldVerdict, type RelayVerdict } from './relay-verdict.js';
@@ -157,7 +158,7 @@ export class SseResponseInspector {
     const waiting = this.ctx.answered;
     if (this.#sawEventId || waiting === undefined) return out;
     for (const id of waiting.ids()) {
-      waiting.take(id);
+      settleUnanswered(this.ctx, id);
       this.#emitOwn(out, sseErrorEvent(lostResponseMessage(id, detail)));
     }
     return out;
