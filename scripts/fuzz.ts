@@ -58,7 +58,10 @@ function readRecords(report: string): PropertyRecord[] {
 function replayLine(record: PropertyRecord): string {
   const [file, ...rest] = record.property.split(' > ');
   const name = rest.join(' ').replace(/[\\'"`$]/g, '.');
-  return `FC_SEED=${record.seed} FC_PATH='${record.path}' npx vitest run ${file} -t '${name}'`;
+  // A model-based property's command sequence replays from its replayPath too (fc.commands' option).
+  const replayPath = /replayPath="([^"]*)"/.exec(record.counterexample ?? '')?.[1];
+  const replay = replayPath !== undefined ? ` FC_REPLAY_PATH='${replayPath}'` : '';
+  return `FC_SEED=${record.seed} FC_PATH='${record.path}'${replay} npx vitest run ${file} -t '${name}'`;
 }
 
 function printSummary(records: PropertyRecord[], vitestStatus: number | null): number {

@@ -92,6 +92,11 @@ function record(run: FuzzRun, entry: PropertyRecord): void {
 
 type Details = real.RunDetails<unknown>;
 
+/** The largest batch of a fuzz run, in runs of the property. */
+const MAX_BATCH_RUNS = 1_000_000;
+/** Time a batch may run past its property's share, for a counterexample found late to shrink. */
+const SHRINK_GRACE_MS = 60_000;
+
 /** A batch's outcome for the loop: cases run, and the error to throw when it failed. */
 function afterBatch(
   run: FuzzRun,
@@ -128,15 +133,27 @@ function fuzzLoop(
   const until = Math.min(run.deadline, started + shareOfTime(run));
   let cases = 0;
   let batch = 0;
+  // Batches grow while they take a small part of the time left: fast-check draws larger values in later runs
+  // of a batch, so many short batches would keep to the small ones.
+  let runs = params.numRuns ?? 100;
+  let batchStarted = started;
   const paramsOf = (): real.Parameters<unknown> => ({
     ...params,
+    numRuns: runs,
+    // A batch that runs past the property's share stops there (a counterexample still has time to shrink).
+    interruptAfterTimeLimit: Math.max(1, until - Date.now()) + SHRINK_GRACE_MS,
     // Examples the test names run in the first batch only.
     examples: batch === 0 ? (params.examples ?? []) : [],
     seed: Math.floor(Math.random() * 0x7fffffff) ^ Date.now(),
     path: undefined,
     includeErrorInReport: true,
   });
-  const goOn = (): boolean => Date.now() < until && !existsSync(stopFile(run));
+  const goOn = (): boolean => {
+    const now = Date.now();
+    if ((now - batchStarted) * 8 < until - now) runs = Math.min(runs * 2, MAX_BATCH_RUNS);
+    batchStarted = now;
+    return now < until && !existsSync(stopFile(run));
+  };
   const done = (): void => record(run, { property: name, cases, ms: Date.now() - started, failed: false });
   if (!property.isAsync()) {
     do {
