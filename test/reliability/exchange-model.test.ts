@@ -1,0 +1,493 @@
+// The exchange as a model (issue 42, item 1): fast-check model-based commands against a real edge on 127.0.0.1
+// between raw clients and a scripted upstream. Clients open sessions, send calls alone or batched, cancel them,
+// open and close GET streams and resume cut streams with Last-Event-ID; the upstream answers in any order, on a
+// JSON body or an SSE stream with or without event ids, some answers over their tool's ceiling, some not JSON,
+// sends notifications on call and GET streams and cuts streams. After every command the invariants of
+// test/support/exchange-model.ts hold; when the run ends every call was answered exactly once.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
+import { ClientSession, type ClientStream, until } from '../support/exchange-client.js';
+import {
+  answerBytes,
+  answersTo,
+  checkInvariants,
+  delivered,
+  getsOpen,
+  live,
+  MAX_GET_STREAMS,
+  MODEL_EDGE_YAML,
+  type Model,
+  type ModelCall,
+  type ModelStream,
+  noteBytes,
+  type Real,
+  streamOf,
+  type Tool,
+  waitingCalls,
+} from '../support/exchange-model.js';
+import { type Channel, ExchangeStandIn } from '../support/exchange-stand-in.js';
+import { startTestEdge, type TestEdge } from '../support/start-edge.js';
+
+type Command = fc.AsyncCommand<Model, Real>;
+
+/** A fast-check command from its precondition, its run and its name. */
+function command(
+  name: string,
+  check: (m: Readonly<Model>) => boolean,
+  run: (m: Model, r: Real) => Promise<void>,
+): Command {
+  return {
+    check,
+    run: async (m, r) => {
+      await run(m, r);
+      await checkInvariants(m, r);
+    },
+    toString: () => name,
+  };
+}
+
+const pick = <T>(items: readonly T[], n: number): T => items[n % items.length]!;
+
+/** The upstream has answered every call of the stream it will answer: it ends the stream (a cancelled call keeps it open). */
+const finished = (m: Readonly<Model>, stream: ModelStream): boolean =>
+  stream.calls.every((id) => !['waiting', 'cancelled'].includes(m.calls.get(id)!.state));
+
+/** Sessions opened so far, across runs: every tag, and so every call id, is new. */
+let runs = 0;
+
+async function openFirst(m: Model, r: Real): Promise<void> {
+  const tag = `r${++runs}c${m.sessions.length}`;
+  r.clients.push(await ClientSession.open(tag, r.edge.url));
+  m.sessions.push({ tag, gets: 0, notes: 0 });
+}
+
+const openSession = fc
+  .constant(null)
+  .map(() => command('openSession', (m) => m.sessions.length < 2, openFirst));
+
+const channel: fc.Arbitrary<Channel> = fc.record({
+  kind: fc.constantFrom('json', 'sse'),
+  eventIds: fc.boolean(),
+});
+
+const call = fc
+  .tuple(fc.nat(), fc.array(fc.constantFrom<Tool>('capped', 'free'), { minLength: 1, maxLength: 2 }), channel)
+  .map(([s, tools, via]) =>
+    command(
+      `call(${s}, ${tools.join('+')}, ${via.kind}${via.kind === 'sse' && via.eventIds ? ' with ids' : ''})`,
+      (m) => m.sessions.length > 0,
+      async (m, r) => {
+        const session = s % m.sessions.length;
+        const client = r.clients[session]!;
+        const ids = tools.map(() => `${client.tag}-${++m.count}`);
+        const requests = tools.map((tool, i) => ({
+          jsonrpc: '2.0',
+          id: ids[i],
+          method: 'tools/call',
+          params: { name: tool, arguments: {} },
+        }));
+        r.standIn.next = { kind: via.kind, eventIds: via.kind === 'sse' && via.eventIds };
+        const stream = client.post(ids[0]!, tools.length === 1 ? requests[0] : requests);
+        r.reading.set(ids[0]!, stream);
+        await until(
+          () =>
+            r.standIn.stream(ids[0]!) !== undefined && (via.kind === 'json' || stream.status !== undefined),
+          () => `the upstream to hold ${ids[0]}`,
+        );
+        if (via.kind === 'sse') expect(stream.status).toBe(200);
+        m.streams.push({
+          key: ids[0]!,
+          session,
+          channel: r.standIn.next,
+          calls: ids,
+          cut: false,
+          resumed: false,
+          done: false,
+        });
+        ids.forEach((id, i) =>
+          m.calls.set(id, { id, session, tool: tools[i]!, stream: ids[0]!, state: 'waiting' }),
+        );
+      },
+    ),
+  );
+
+const answer = fc.tuple(fc.nat(), fc.boolean(), fc.nat(9)).map(([n, big, junk]) =>
+  command(
+    `answer(${n}, ${big ? 'big' : 'small'}${junk === 0 ? ', not JSON' : ''})`,
+    (m) => waitingCalls(m).length > 0,
+    async (m, r) => {
+      const target = pick(waitingCalls(m), n);
+      const stream = streamOf(m, target);
+      const tag = m.sessions[target.session]!.tag;
+      const json = stream.channel.kind === 'json';
+      const alone = json && stream.calls.length === 1;
+      if (junk === 0 && alone) {
+        // A JSON body no client can read: the client gets it as it came.
+        r.standIn.answer(target.id, Buffer.from(`not JSON, for ${target.id}`));
+        target.state = 'junk';
+        stream.done = true;
+        await until(
+          () => r.reading.get(stream.key)!.unreadable === 1,
+          () => `the junk answer to ${target.id}`,
+        );
+        return;
+      }
+      const atServer = r.standIn.stream(target.id)!;
+      if (junk === 0 && !json) r.standIn.send(atServer, Buffer.from(`not JSON either, before ${target.id}`));
+      const bytes = answerBytes(target, tag, big);
+      r.sent.set(target.id, bytes);
+      r.standIn.answer(target.id, bytes);
+      target.state = stream.cut ? 'stored' : 'answered';
+      stream.done = finished(m, stream);
+      // A JSON body goes when its last call is answered; an SSE event at once, unless its stream was cut.
+      if (json ? stream.done : !stream.cut) await delivered(m, r, stream);
+    },
+  ),
+);
+
+const notify = fc.tuple(fc.nat(), fc.boolean(), fc.boolean()).map(([s, onCall, big]) => {
+  const target = (m: Readonly<Model>) =>
+    m.streams.find(
+      (st) => st.session === s % Math.max(1, m.sessions.length) && st.channel.kind === 'sse' && live(st),
+    );
+  return command(
+    `notify(${s}, ${onCall ? 'on a call stream' : 'on the GET stream'}, ${big ? 'big' : 'small'})`,
+    (m) =>
+      m.sessions.length > 0 &&
+      (onCall ? target(m) !== undefined : m.sessions[s % m.sessions.length]!.gets > 0),
+    async (m, r) => {
+      const session = s % m.sessions.length;
+      const data = noteBytes(m.sessions[session]!.tag, big);
+      if (onCall) r.standIn.send(r.standIn.stream(target(m)!.key)!, data);
+      else r.standIn.notifyOnGet(r.clients[session]!.sessionId, data);
+      const expected = ++m.sessions[session]!.notes;
+      const client = r.clients[session]!;
+      const notes = () =>
+        client.messages().filter((x) => (x as { method?: string }).method !== undefined).length;
+      await until(
+        () => notes() === expected,
+        () => `notification ${expected} of ${client.tag}: ${notes()} read`,
+      );
+    },
+  );
+});
+
+const openGet = fc.nat().map((s) =>
+  command(
+    `openGet(${s})`,
+    (m) => m.sessions.length > 0,
+    async (m, r) => {
+      const session = s % m.sessions.length;
+      const room = getsOpen(m, session) < MAX_GET_STREAMS;
+      const stream = r.clients[session]!.get(`get-${++m.count}`);
+      await until(
+        () => stream.status !== undefined,
+        () => 'the GET stream to open',
+      );
+      // Past server.maxGetStreamsPerSession the edge answers 405, as a server without GET streams does.
+      expect(stream.status).toBe(room ? 200 : 405);
+      if (room) m.sessions[session]!.gets++;
+    },
+  ),
+);
+
+const closeGet = fc.nat().map((s) =>
+  command(
+    `closeGet(${s})`,
+    (m) => m.sessions.length > 0 && m.sessions[s % m.sessions.length]!.gets > 0,
+    async (m, r) => {
+      const session = s % m.sessions.length;
+      const open = r.clients[session]!.streams.filter(
+        (x) => x.label.startsWith('get-') && x.status === 200 && !x.ended,
+      );
+      open[0]!.abort();
+      m.sessions[session]!.gets--;
+      // Closed at the client, at the edge and so at the upstream, which sends its notifications on the rest.
+      await until(
+        () => open[0]!.ended && r.standIn.getsOf(r.clients[session]!.sessionId) === m.sessions[session]!.gets,
+        () => 'the GET stream to close',
+      );
+    },
+  ),
+);
+
+const cuttable = (m: Readonly<Model>) =>
+  m.streams.filter(
+    (st) =>
+      st.channel.kind === 'sse' && live(st) && st.calls.some((id) => m.calls.get(id)!.state === 'waiting'),
+  );
+
+const cut = fc.nat().map((n) =>
+  command(
+    `cut(${n})`,
+    (m) => cuttable(m).length > 0,
+    async (m, r) => {
+      const stream = pick(cuttable(m), n);
+      const reading = r.reading.get(stream.key)!;
+      r.standIn.cut(r.standIn.stream(stream.key)!);
+      await until(
+        () => reading.ended,
+        () => `the client's stream of ${stream.key} to end`,
+      );
+      if (stream.channel.eventIds) {
+        // Resumable: what waits is left to the client's resumption.
+        stream.cut = true;
+        stream.resumed = false;
+        return;
+      }
+      // Not resumable: the edge answers every call still waiting there (a cancelled one too).
+      stream.done = true;
+      for (const id of stream.calls) {
+        const target = m.calls.get(id)!;
+        if (target.state === 'waiting' || target.state === 'cancelled') {
+          await until(
+            () => answersTo(r, target).length === 1,
+            () => `the edge's answer to ${id}`,
+          );
+          if (target.state === 'waiting') target.state = 'answered';
+        }
+      }
+    },
+  ),
+);
+
+const resumable = (m: Readonly<Model>) =>
+  m.streams.filter(
+    (st) =>
+      st.cut &&
+      st.calls.some((id) => ['waiting', 'stored'].includes(m.calls.get(id)!.state)) &&
+      getsOpen(m, st.session) < MAX_GET_STREAMS,
+  );
+
+async function resume(m: Model, r: Real, stream: Model['streams'][number]): Promise<void> {
+  const from = r.reading.get(stream.key)!;
+  const reading = r.clients[stream.session]!.get(`resume-${stream.key}`, from.lastEventId);
+  // A client resumes again from the same event when this stream brings none (as the SDKs keep it).
+  reading.lastEventId = from.lastEventId;
+  r.reading.set(stream.key, reading);
+  await until(
+    () => reading.status !== undefined,
+    () => `the resumption of ${stream.key}`,
+  );
+  expect(reading.status).toBe(200);
+  stream.cut = false;
+  stream.resumed = true;
+  await delivered(m, r, stream);
+  stream.done = finished(m, stream);
+}
+
+const resumeCut = fc.nat().map((n) =>
+  command(
+    `resume(${n})`,
+    (m) => resumable(m).length > 0,
+    (m, r) => resume(m, r, pick(resumable(m), n)),
+  ),
+);
+
+const cancel = fc.nat().map((n) => {
+  // Calls on SSE streams: a JSON body must still answer its POST.
+  const cancellable = (m: Readonly<Model>) =>
+    waitingCalls(m).filter((c) => streamOf(m, c).channel.kind === 'sse');
+  return command(
+    `cancel(${n})`,
+    (m) => cancellable(m).length > 0,
+    async (m, r) => {
+      const target = pick(cancellable(m), n);
+      const note = r.clients[target.session]!.post(`cancel-${target.id}`, {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: target.id, reason: 'model' },
+      });
+      await until(
+        () => note.ended,
+        () => `the cancellation of ${target.id}`,
+      );
+      expect(note.status).toBe(202);
+      target.state = 'cancelled';
+    },
+  );
+});
+
+/** The end of a run: every stream resumed if cut, its calls answered and itself ended; then the final checks. */
+async function drain(m: Model, r: Real): Promise<void> {
+  for (const [index, client] of r.clients.entries()) {
+    for (const get of client.streams.filter((x) => x.label.startsWith('get-') && !x.ended)) get.abort();
+    m.sessions[index]!.gets = 0;
+  }
+  for (const stream of m.streams.filter((st) => !st.done)) {
+    const client = r.clients[stream.session]!;
+    const pending = () =>
+      stream.calls.map((id) => m.calls.get(id)!).filter((c) => ['waiting', 'stored'].includes(c.state));
+    if (stream.cut) {
+      if (pending().length === 0) continue;
+      await until(
+        () => getsOpen(m, stream.session) === (r.edge.edge.sessions.known(client.sessionId)?.getStreams ?? 0),
+        () => 'GET streams to close',
+      );
+      await resume(m, r, stream);
+    }
+    for (const target of pending()) {
+      const bytes = answerBytes(target, m.sessions[target.session]!.tag, false);
+      r.sent.set(target.id, bytes);
+      r.standIn.answer(target.id, bytes);
+      target.state = 'answered';
+    }
+    await delivered(m, r, stream);
+    r.standIn.finish(r.standIn.stream(stream.key)!);
+    stream.done = true;
+    const reading = r.reading.get(stream.key)!;
+    await until(
+      () => reading.ended,
+      () => `the client's stream of ${stream.key} to end`,
+    );
+  }
+  for (const stream of m.streams) stream.done = true;
+  for (const client of r.clients) {
+    r.standIn.endAll(client.sessionId);
+    await until(
+      () => client.streams.every((s) => s.ended),
+      () => `every stream of ${client.tag} to end`,
+    );
+  }
+  for (const target of m.calls.values()) {
+    const answers = answersTo(r, target).length;
+    // Exactly once: a call the upstream answered with junk was answered by bytes no client can read.
+    if (target.state === 'answered') expect(answers, `answers to ${target.id}`).toBe(1);
+    if (target.state === 'junk') expect(answers).toBe(0);
+  }
+  await checkInvariants(m, r);
+}
+
+let edge: TestEdge;
+let standIn: ExchangeStandIn;
+const judged: Real['judged'] = [];
+
+beforeAll(async () => {
+  standIn = await ExchangeStandIn.start();
+  const recorder: ExchangeFilter = {
+    name: 'model-recorder',
+    responseMessage: (exchange, message) => judged.push({ sessionId: exchange.sessionId, message }),
+  };
+  edge = await startTestEdge(standIn.url, MODEL_EDGE_YAML, { filters: [recorder] });
+});
+
+afterAll(async () => {
+  await edge?.stop();
+  await standIn?.close();
+});
+
+describe('the exchange as a model (issue 42)', () => {
+  it('sessions, calls, batches, cancellations, GET streams and resumptions keep every invariant', async () => {
+    // Calls and answers are most of an exchange: each is drawn three times as often as the rest.
+    const commands = [
+      openSession,
+      call,
+      call,
+      call,
+      answer,
+      answer,
+      answer,
+      notify,
+      openGet,
+      closeGet,
+      cut,
+      resumeCut,
+      cancel,
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.commands(commands, {
+          maxCommands: 20,
+          size: 'large',
+          // A counterexample's sequence replays with its replayPath (npm run fuzz prints it as FC_REPLAY_PATH).
+          ...(process.env.FC_REPLAY_PATH ? { replayPath: process.env.FC_REPLAY_PATH } : {}),
+        }),
+        async (cmds) => {
+          judged.length = 0;
+          const model: Model = { sessions: [], calls: new Map(), streams: [], count: 0 };
+          const real: Real = { edge, standIn, clients: [], reading: new Map(), judged, sent: new Map() };
+          try {
+            // Every run starts with one session open: most commands need one.
+            await openFirst(model, real);
+            await fc.asyncModelRun(() => ({ model, real }), cmds);
+            if (process.env.MODEL_DEBUG) console.log(String(cmds));
+            await drain(model, real);
+          } finally {
+            for (const client of real.clients) await client.delete();
+          }
+          for (const client of real.clients)
+            expect(edge.edge.sessions.known(client.sessionId)).toBeUndefined();
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('what the model found, each a case of its own (issue 42)', () => {
+  async function held(id: string, via: Channel): Promise<{ client: ClientSession; stream: ClientStream }> {
+    const client = await ClientSession.open(`found-${id}`, edge.url);
+    standIn.next = via;
+    const stream = client.post(id, {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'capped', arguments: {} },
+    });
+    await until(
+      () => standIn.stream(id) !== undefined && (via.kind === 'json' || stream.status === 200),
+      () => `the upstream to hold ${id}`,
+    );
+    return { client, stream };
+  }
+
+  it('a call whose SSE stream breaks without event ids: the edge answers it and its session keeps nothing of it', async () => {
+    const { client, stream } = await held('found-1', { kind: 'sse', eventIds: false });
+    standIn.cut(standIn.stream('found-1')!);
+    await until(
+      () => stream.ended,
+      () => 'the stream to end',
+    );
+    expect(stream.messages).toMatchObject([{ id: 'found-1', error: {} }]);
+    // Was: the session kept the call as waiting, for an hour, though the edge had answered it.
+    expect(edge.edge.sessions.known(client.sessionId)?.toServer.size).toBe(0);
+    // An answer the upstream still sends for it meets the call's ceiling (replaced, as on its own stream).
+    const get = client.get('late');
+    await until(
+      () => get.status === 200 && standIn.getsOf(client.sessionId) === 1,
+      () => 'the GET stream',
+    );
+    const late = answerBytes(
+      { id: 'found-1', session: 0, tool: 'capped', stream: '', state: 'answered' },
+      'x',
+      true,
+    );
+    standIn.notifyOnGet(client.sessionId, late);
+    await until(
+      () => get.messages.length === 1,
+      () => 'the late answer',
+    );
+    expect(get.messages[0]).toMatchObject({
+      id: 'found-1',
+      error: { data: { limit: 'response.maxMessageBytes' } },
+    });
+    await client.delete();
+  });
+
+  it('a call answered by a JSON body no client can read: its session keeps nothing of it', async () => {
+    const { client, stream } = await held('found-2', { kind: 'json', eventIds: false });
+    standIn.answer('found-2', Buffer.from('not JSON'));
+    await until(
+      () => stream.ended,
+      () => 'the body',
+    );
+    expect(stream.unreadable).toBe(1);
+    // Was: kept as waiting: no other stream can answer a JSON POST's call.
+    await until(
+      () => edge.edge.sessions.known(client.sessionId)?.toServer.size === 0,
+      () => `the session to let the call go: ${edge.edge.sessions.known(client.sessionId)?.toServer.size}`,
+    );
+    await client.delete();
+  });
+});
