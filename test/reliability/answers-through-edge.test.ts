@@ -154,7 +154,7 @@ describe('answers through a real edge, judged as a client reads them (issue 42)'
             expected.unparsable = 1;
           } else {
             const replaced = order.map((i, k) => answers[k]!.length > ceilingOf(made[i]!.tool));
-            order.forEach((_, k) => measureOf(answers[k]!.length, hold, expected));
+            for (const message of answers) measureOf(message.length, hold, expected);
             if (!replaced.includes(true)) {
               expect(got.equals(body), 'answers within their ceilings go on byte for byte').toBe(true);
             } else {
@@ -257,7 +257,7 @@ describe('answers through a real edge, judged as a client reads them (issue 42)'
           const after = await measured(edge.metricsUrl!, 'response');
           const events = readSseAsClient(got);
           expect(events).toHaveLength(checks.length);
-          checks.forEach((check, k) => check(events[k]));
+          for (const [k, check] of checks.entries()) check(events[k]);
           if (!changed)
             expect(got.equals(body), 'a stream the edge changes nothing of goes on byte for byte').toBe(true);
           expectMeasured(before, after, expected);

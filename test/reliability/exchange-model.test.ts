@@ -18,7 +18,6 @@ import {
   MAX_GET_STREAMS,
   MODEL_EDGE_YAML,
   type Model,
-  type ModelCall,
   type ModelStream,
   noteBytes,
   type Real,
@@ -105,9 +104,8 @@ const call = fc
           resumed: false,
           done: false,
         });
-        ids.forEach((id, i) =>
-          m.calls.set(id, { id, session, tool: tools[i]!, stream: ids[0]!, state: 'waiting' }),
-        );
+        for (const [i, id] of ids.entries())
+          m.calls.set(id, { id, session, tool: tools[i]!, stream: ids[0]!, state: 'waiting' });
       },
     ),
   );
