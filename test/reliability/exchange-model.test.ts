@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
-import { ClientSession, type ClientStream, until } from '../support/exchange-client.js';
+import { ClientSession, type ClientStream, REPLAY, until } from '../support/exchange-client.js';
 import {
   answerBytes,
   answersTo,
@@ -283,6 +283,50 @@ const resumeCut = fc.nat().map((n) =>
   ),
 );
 
+/** Resumable streams whose every call is answered and delivered: a client may ask for them again from their start. */
+const replayable = (m: Readonly<Model>) =>
+  m.streams.filter(
+    (st) =>
+      st.channel.eventIds &&
+      st.done &&
+      !st.cut &&
+      st.calls.every((id) => m.calls.get(id)!.state === 'answered') &&
+      getsOpen(m, st.session) < MAX_GET_STREAMS,
+  );
+
+const replay = fc.nat().map((n) =>
+  command(
+    `replay(${n})`,
+    (m) => replayable(m).length > 0,
+    async (m, r) => {
+      const stream = pick(replayable(m), n);
+      const client = r.clients[stream.session]!;
+      // From its priming event: the upstream sends every event of the stream again.
+      const priming = r.standIn.stream(stream.key)!.events[0]!.id!;
+      const again = client.get(`${REPLAY}${stream.key}`, priming);
+      await until(
+        () => again.ended,
+        () => `the replay of ${stream.key}`,
+      );
+      expect(again.status).toBe(200);
+      // Each answer delivered again as it was the first time: the same bytes, or the edge's error for the same
+      // ceiling (the size it names may differ: a lower bound where the first was replaced as it crossed).
+      const verdict = (message: unknown) => {
+        const { error, ...rest } = message as {
+          error?: { code?: number; data?: { limit?: string; tool?: string } };
+        };
+        if (error === undefined) return rest;
+        return { ...rest, code: error.code, limit: error.data?.limit, tool: error.data?.tool };
+      };
+      for (const id of stream.calls) {
+        const first = answersTo(r, m.calls.get(id)!);
+        const replayed = again.messages.filter((x) => (x as { id?: unknown }).id === id);
+        expect(replayed.map(verdict), `the replay of ${id}`).toEqual(first.map(verdict));
+      }
+    },
+  ),
+);
+
 const cancel = fc.nat().map((n) => {
   // Calls on SSE streams: a JSON body must still answer its POST.
   const cancellable = (m: Readonly<Model>) =>
@@ -391,6 +435,7 @@ describe('the exchange as a model (issue 42)', () => {
       closeGet,
       cut,
       resumeCut,
+      replay,
       cancel,
     ];
     await fc.assert(

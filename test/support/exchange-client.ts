@@ -7,6 +7,9 @@ import { MCP_POST_HEADERS } from './handles.js';
 
 const utf8 = new TextDecoder();
 
+/** The label of a stream a client opened to read a stream again from its start: what it reads is no new answer. */
+export const REPLAY = 'replay-';
+
 export class ClientStream {
   status: number | undefined;
   /** Every message read, in order. */
@@ -121,9 +124,11 @@ export class ClientSession {
     return stream;
   }
 
-  /** Every message this session's client read, on any of its streams. */
+  /** Every message this session's client read, on any of its streams but those it asked to replay. */
   messages(): unknown[] {
-    return this.streams.flatMap((stream) => stream.messages);
+    return this.streams
+      .filter((stream) => !stream.label.startsWith(REPLAY))
+      .flatMap((stream) => stream.messages);
   }
 
   async delete(): Promise<void> {
