@@ -183,3 +183,74 @@ export async function checkInvariants(model: Model, real: Real): Promise<void> {
     );
   }
 }
+
+/** The upstream has answered every call of the stream it will answer: it ends the stream (a cancelled call keeps it open). */
+export const finished = (m: Readonly<Model>, stream: ModelStream): boolean =>
+  stream.calls.every((id) => !['waiting', 'cancelled'].includes(m.calls.get(id)!.state));
+
+export async function resume(m: Model, r: Real, stream: ModelStream): Promise<void> {
+  const from = r.reading.get(stream.key)!;
+  const reading = r.clients[stream.session]!.get(`resume-${stream.key}`, from.lastEventId);
+  // A client resumes again from the same event when this stream brings none (as the SDKs keep it).
+  reading.lastEventId = from.lastEventId;
+  r.reading.set(stream.key, reading);
+  await until(
+    () => reading.status !== undefined,
+    () => `the resumption of ${stream.key}`,
+  );
+  expect(reading.status).toBe(200);
+  stream.cut = false;
+  stream.resumed = true;
+  await delivered(m, r, stream);
+  stream.done = finished(m, stream);
+}
+
+/** The end of a run: every stream resumed if cut, its calls answered and itself ended; then the final checks. */
+export async function drain(m: Model, r: Real): Promise<void> {
+  for (const [index, client] of r.clients.entries()) {
+    for (const get of client.streams.filter((x) => x.label.startsWith('get-') && !x.ended)) get.abort();
+    m.sessions[index]!.gets = 0;
+  }
+  for (const stream of m.streams.filter((st) => !st.done)) {
+    const client = r.clients[stream.session]!;
+    const pending = () =>
+      stream.calls.map((id) => m.calls.get(id)!).filter((c) => ['waiting', 'stored'].includes(c.state));
+    if (stream.cut) {
+      if (pending().length === 0) continue;
+      await until(
+        () => getsOpen(m, stream.session) === (r.edge.edge.sessions.known(client.sessionId)?.getStreams ?? 0),
+        () => 'GET streams to close',
+      );
+      await resume(m, r, stream);
+    }
+    for (const target of pending()) {
+      const bytes = answerBytes(target, m.sessions[target.session]!.tag, false);
+      r.sent.set(target.id, bytes);
+      r.standIn.answer(target.id, bytes);
+      target.state = 'answered';
+    }
+    await delivered(m, r, stream);
+    r.standIn.finish(r.standIn.stream(stream.key)!);
+    stream.done = true;
+    const reading = r.reading.get(stream.key)!;
+    await until(
+      () => reading.ended,
+      () => `the client's stream of ${stream.key} to end`,
+    );
+  }
+  for (const stream of m.streams) stream.done = true;
+  for (const client of r.clients) {
+    r.standIn.endAll(client.sessionId);
+    await until(
+      () => client.streams.every((s) => s.ended),
+      () => `every stream of ${client.tag} to end`,
+    );
+  }
+  for (const target of m.calls.values()) {
+    const answers = answersTo(r, target).length;
+    // Exactly once: a call the upstream answered with junk was answered by bytes no client can read.
+    if (target.state === 'answered') expect(answers, `answers to ${target.id}`).toBe(1);
+    if (target.state === 'junk') expect(answers).toBe(0);
+  }
+  await checkInvariants(m, r);
+}
