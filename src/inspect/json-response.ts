@@ -12,10 +12,10 @@ import {
   judgeMessage,
   judgeOversized,
   judgeScannedMessage,
-  settleUnanswered,
   type Verdict,
 } from './message-verdict.js';
 import type { RelayVerdict } from './relay-verdict.js';
+import { settleUnanswered } from './settled-requests.js';
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
 const HOLD: RelayVerdict = Object.freeze({

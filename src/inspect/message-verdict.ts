@@ -19,6 +19,7 @@ import { type HostNaming, hostOfRequest } from '../hosts/host-identity.js';
 import type { AnsweredRequests } from './answered-requests.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
+import { settleRequest } from './settled-requests.js';
 import { describedTools, type ToolAnswerError, toolAnswerError } from './tool-answers.js';
 
 /**
@@ -118,32 +119,6 @@ function subjectFor(
     return waited;
   }
   return own;
-}
-
-/**
- * A request is answered, by the upstream or by the edge: it is let go everywhere it waits (this exchange, its
- * session), so no later answer is taken for it and the session keeps nothing of it. What it was about.
- */
-function settleRequest(
-  ctx: Pick<JudgeContext, 'answered' | 'answeredInSession'>,
-  id: JsonRpcId,
-): MessageSubject | undefined {
-  const inExchange = ctx.answered?.take(id);
-  const inSession = ctx.answeredInSession?.take(id);
-  return inExchange ?? inSession;
-}
-
-/**
- * A request ends without the upstream's answer reaching its client (the edge answered it, its stream ended, its
- * JSON body was not one): settled everywhere it waits, and kept with the session's answers, so an answer the
- * upstream still sends for it on another stream meets its request's ceiling, as a replay does.
- */
-export function settleUnanswered(
-  ctx: Pick<JudgeContext, 'answered' | 'answeredInSession' | 'answeredBefore'>,
-  id: JsonRpcId,
-): void {
-  const subject = settleRequest(ctx, id);
-  if (subject !== undefined) ctx.answeredBefore?.answered(id, subject);
 }
 
 /** What a check sees of one complete message: its kind and id, what it is about, and its size as sent. */

@@ -15,10 +15,10 @@ import {
   judgeMessage,
   judgeOversized,
   judgeScannedMessage,
-  settleUnanswered,
   type Verdict,
 } from './message-verdict.js';
 import { addToClient, heldVerdict, type RelayVerdict } from './relay-verdict.js';
+import { settleUnanswered } from './settled-requests.js';
 
 export class SseResponseInspector {
   /** Where the events come from: created by the first push of bytes or of a message. */
