@@ -65,7 +65,12 @@ export interface BodyMessage extends Classified {
 
 export type ParsedBody = { ok: true; batch: boolean; messages: BodyMessage[] } | { ok: false; error: string };
 
+/** What decodes a message's bytes (the lib types of this project declare TextDecoder as a value only). */
+type Utf8Decoder = { decode(bytes: Uint8Array): string };
+
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** How clients decode what they read (fetch, EventSource): every invalid sequence a U+FFFD, never an error. */
+const lossyUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The body without surrounding JSON whitespace, as a span. */
 function trimmedSpan(bytes: Uint8Array): ByteSpan {
@@ -77,10 +82,10 @@ function trimmedSpan(bytes: Uint8Array): ByteSpan {
 }
 
 /** Decodes and parses one message's bytes; a string is an error sentence. */
-function parseMessage(bytes: Uint8Array, where: string): { value: unknown } | string {
+function parseMessage(bytes: Uint8Array, where: string, decoder: Utf8Decoder): { value: unknown } | string {
   let text: string;
   try {
-    text = strictUtf8.decode(bytes);
+    text = decoder.decode(bytes);
   } catch {
     return `${where} is not valid UTF-8`;
   }
@@ -106,13 +111,33 @@ function toBodyMessage(bytes: Uint8Array, value: unknown): BodyMessage {
  */
 export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
   if (startsWithBom(bytes)) return { ok: false, error: 'body starts with a UTF-8 byte order mark' };
+  return parseBody(bytes, strictUtf8);
+}
+
+/**
+ * A JSON body of the upstream's, read as a client reads it (fetch's json(): one leading byte order mark dropped,
+ * every invalid UTF-8 sequence decoded as U+FFFD, then JSON.parse): for the bodies the validating scan refuses
+ * and a client still accepts, so that what a client can read is judged and measured whatever bytes it holds.
+ * Each message keeps its exact bytes, as parseJsonRpcBody's do.
+ */
+export function parseAnswerBody(bytes: Uint8Array): ParsedBody {
+  return parseBody(startsWithBom(bytes) ? bytes.subarray(3) : bytes, lossyUtf8);
+}
+
+/** JSON.parse of bytes decoded as a client decodes them (see parseAnswerBody); undefined when that throws. */
+export function parseLossily(bytes: Uint8Array): { value: unknown } | undefined {
+  const parsed = parseMessage(bytes, 'message', lossyUtf8);
+  return typeof parsed === 'string' ? undefined : parsed;
+}
+
+function parseBody(bytes: Uint8Array, decoder: Utf8Decoder): ParsedBody {
   const [start, end] = trimmedSpan(bytes);
   if (start === end) return { ok: false, error: 'body is empty' };
 
   // A single message needs no structural pass: JSON.parse validates it whole, trailing data included.
   if (bytes[start] !== 0x5b) {
     const own = bytes.subarray(start, end);
-    const parsed = parseMessage(own, 'body');
+    const parsed = parseMessage(own, 'body', decoder);
     if (typeof parsed === 'string') return { ok: false, error: parsed };
     return { ok: true, batch: false, messages: [toBodyMessage(own, parsed.value)] };
   }
@@ -122,7 +147,7 @@ export function parseJsonRpcBody(bytes: Uint8Array): ParsedBody {
   const messages: BodyMessage[] = [];
   for (const [index, [from, to]] of split.spans.entries()) {
     const own = bytes.subarray(from, to);
-    const parsed = parseMessage(own, `batch element ${index}`);
+    const parsed = parseMessage(own, `batch element ${index}`, decoder);
     if (typeof parsed === 'string') return { ok: false, error: parsed };
     messages.push(toBodyMessage(own, parsed.value));
   }

@@ -38,10 +38,19 @@ export class MessageSseItems {
   #raw: Uint8Array[] = [];
   #data: Uint8Array[] = [];
   #heldBytes = 0;
-  /** Data bytes of the message in progress once it crossed maxDataBytes (it is no longer held). */
+  /** Data bytes of the message in progress once it crossed its bound (it is no longer held). */
   #oversizedBytes: number | undefined;
+  /** The bound of the message in progress: maxDataBytes, or what holdPast raised it to (asked once per message). */
+  #bound: number;
+  #askedHoldPast = false;
 
-  constructor(private readonly maxDataBytes: number) {}
+  /** holdPast: as SseFramerOptions.holdPast, asked when a message first crosses maxDataBytes. */
+  constructor(
+    private readonly maxDataBytes: number,
+    private readonly holdPast?: (heldData: Uint8Array, id: string | undefined) => number,
+  ) {
+    this.#bound = maxDataBytes;
+  }
 
   /** A message is in progress: its next piece continues it. */
   get inMessage(): boolean {
@@ -67,9 +76,9 @@ export class MessageSseItems {
     if (this.#oversizedBytes !== undefined) {
       this.#oversizedBytes += bytes.length;
       if (bytes.length > 0) items.push({ type: 'oversized-data', data: bytes });
-    } else if (this.#heldBytes + bytes.length > this.maxDataBytes) {
+    } else if (this.#heldBytes + bytes.length > this.#bound && this.#stillCrosses(bytes)) {
       // Crossed at this piece: its first byte past the bound ends what is held, as SseFramer reports it.
-      const room = this.maxDataBytes + 1 - this.#heldBytes;
+      const room = this.#bound + 1 - this.#heldBytes;
       this.#data.push(bytes.subarray(0, room));
       const heldData = concatBytes(this.#data);
       this.#oversizedBytes = this.#heldBytes + bytes.length;
@@ -94,10 +103,23 @@ export class MessageSseItems {
     return this.#inMessage ? [this.#messageEnd(false)] : [];
   }
 
+  /** The message crosses its bound at `bytes`: whether it still does once holdPast was asked (once per message). */
+  #stillCrosses(bytes: Uint8Array): boolean {
+    if (this.holdPast !== undefined && !this.#askedHoldPast) {
+      this.#askedHoldPast = true;
+      const room = this.#bound + 1 - this.#heldBytes;
+      const bound = this.holdPast(concatBytes([...this.#data, bytes.subarray(0, room)]), undefined);
+      if (bound > this.#bound) this.#bound = bound;
+    }
+    return this.#heldBytes + bytes.length > this.#bound;
+  }
+
   #messageEnd(terminated: boolean): SseItem {
     const oversized = this.#oversizedBytes;
     const raw = this.#raw;
     const data = this.#data;
+    this.#bound = this.maxDataBytes;
+    this.#askedHoldPast = false;
     this.#inMessage = false;
     this.#raw = [];
     this.#data = [];

@@ -3,10 +3,11 @@
 // What it reports (its items, and which bytes each holds) is described in sse-item.ts; how held pieces
 // are joined and kept, in sse-pieces.ts; closing an event cut off half-sent, in sse-cut.ts.
 //
-// Memory: between pushes, `heldBytes` <= maxRawBytes + 4096 (the held raw bytes of the current block,
-// plus the capped value of an `event`/`id`/`retry` field in progress). A bound is detected at the exact
-// byte that crosses it, whatever the chunking: 'oversized-start' carries at most maxDataBytes + 1 data
-// bytes. Held chunk pieces are kept by reference until their block completes (the caller must not
+// Memory: between pushes, `heldBytes` <= the block's raw bound + 4096 (the held raw bytes of the current
+// block, plus the capped value of an `event`/`id`/`retry` field in progress); the block's bounds are
+// maxDataBytes and maxRawBytes, or what `holdPast` raised them to for it. A bound is detected at the exact
+// byte that crosses it, whatever the chunking: 'oversized-start' carries at most the block's data bound + 1
+// data bytes. Held chunk pieces are kept by reference until their block completes (the caller must not
 // mutate a pushed chunk; Node stream chunks are never reused); a piece that is less than half of its
 // underlying buffer is copied so a small piece never pins a large buffer. `raw`, `data` and
 // 'oversized-data' pieces may be views into pushed chunks. The `data` of an event that came in several
@@ -14,17 +15,15 @@
 // Forwarding the pieces and reading one reused buffer costs no new buffer per large event (measured: 10
 // against 24 ms CPU per 8 MiB event, most of the difference garbage collection).
 
-import { Buffer } from 'node:buffer';
+import type { Buffer } from 'node:buffer';
 import { asBuffer, BOM, COLON, CR, contiguousView, LF, SPACE } from './bytes.js';
-import { DATA, EVENT, fieldOfName, ID, NAME_CAP, OTHER, RETRY } from './sse-field.js';
+import { DATA, EVENT, FieldValue, fieldOfName, ID, NAME_CAP, OTHER, RETRY } from './sse-field.js';
 import { assertBound, defaultMaxRawBytes, type SseFramerOptions, type SseItem } from './sse-item.js';
 import { concatBytes, joinDataRanges, NO_BYTES, retainable } from './sse-pieces.js';
 
 export { CUT_EVENT_TYPE, closingOfCutEvent, endsBetweenEvents } from './sse-cut.js';
+export { SSE_FIELD_VALUE_CAP } from './sse-field.js';
 export type { SseFramerOptions, SseItem } from './sse-item.js';
-
-/** Bytes kept of one `event`, `id` or `retry` value; the rest is dropped (the string may then end in U+FFFD). */
-export const SSE_FIELD_VALUE_CAP = 4096;
 
 // Where the parser is within the current line.
 const BOM_CHECK = 0; // at the very start of the stream, matching an optional UTF-8 BOM
@@ -40,6 +39,7 @@ const SHORT_NAME_SCAN = 16;
 export class SseFramer {
   private readonly maxDataBytes: number;
   private readonly maxRawBytes: number;
+  private readonly holdPast: SseFramerOptions['holdPast'];
   private ended = false;
 
   // Line state; survives chunk boundaries.
@@ -50,9 +50,7 @@ export class SseFramer {
   private readonly nameBytes = new Uint8Array(NAME_CAP);
   private nameLength = 0;
   private field = OTHER;
-  /** Grown on demand up to SSE_FIELD_VALUE_CAP: an idle stream (a GET that waits) costs no 4 KiB of it. */
-  private fieldValue: Buffer = NO_BYTES;
-  private fieldValueLength = 0;
+  private readonly fieldValue = new FieldValue();
 
   // Block state.
   /** Raw bytes of the current block consumed so far; also the block offset of the next byte. */
@@ -70,6 +68,10 @@ export class SseFramer {
   private id: string | undefined = undefined;
   private retry: string | undefined = undefined;
   private oversizedBound: 'data' | 'raw' | null = null;
+  /** The current block's bounds: the stream's, or what holdPast raised them to (asked once per block). */
+  private blockMaxData: number;
+  private blockMaxRaw: number;
+  private askedHoldPast = false;
 
   // Per-push state.
   private chunk: Uint8Array = NO_BYTES;
@@ -89,11 +91,14 @@ export class SseFramer {
     assertBound('maxRawBytes', maxRawBytes);
     this.maxDataBytes = options.maxDataBytes;
     this.maxRawBytes = maxRawBytes;
+    this.holdPast = options.holdPast;
+    this.blockMaxData = options.maxDataBytes;
+    this.blockMaxRaw = maxRawBytes;
   }
 
   /** Bytes currently held: raw bytes of the current block kept from earlier chunks, plus a field value in progress. */
   get heldBytes(): number {
-    return this.heldRawBytes + this.fieldValueLength;
+    return this.heldRawBytes + this.fieldValue.length;
   }
 
   /** Feed the next chunk; returns the items completed by it, in stream order. */
@@ -220,7 +225,7 @@ export class SseFramer {
   private stepValue(i: number): number {
     let end = this.limitToRawBound(i, this.lineEnd(i));
     if (this.field === DATA && this.oversizedBound === null) {
-      end = Math.min(end, i + (this.maxDataBytes - this.dataLength) + 1);
+      end = Math.min(end, i + (this.blockMaxData - this.dataLength) + 1);
     }
     const length = end - i;
     if (this.field === DATA) {
@@ -228,17 +233,7 @@ export class SseFramer {
       if (this.oversizedBound === null) this.dataValueLength += length;
       else this.pieces.push(this.chunk.subarray(i, end));
     } else if (this.field !== OTHER) {
-      const kept = Math.min(length, SSE_FIELD_VALUE_CAP - this.fieldValueLength);
-      if (kept > 0) {
-        const needed = this.fieldValueLength + kept;
-        if (needed > this.fieldValue.length) {
-          const grown = Buffer.alloc(Math.min(SSE_FIELD_VALUE_CAP, Math.max(64, 2 * needed)));
-          grown.set(this.fieldValue.subarray(0, this.fieldValueLength));
-          this.fieldValue = grown;
-        }
-        this.fieldValue.set(this.chunk.subarray(i, i + kept), this.fieldValueLength);
-        this.fieldValueLength += kept;
-      }
+      this.fieldValue.append(this.chunk.subarray(i, end));
     }
     this.rawLength += length;
     return end;
@@ -266,7 +261,7 @@ export class SseFramer {
   /** Stops a held block's step at the byte that crosses maxRawBytes, so the crossing is exact whatever the chunking. */
   private limitToRawBound(i: number, end: number): number {
     if (this.oversizedBound !== null) return end;
-    return Math.min(end, i + (this.maxRawBytes - this.rawLength) + 1);
+    return Math.min(end, i + (this.blockMaxRaw - this.rawLength) + 1);
   }
 
   private indexOfColon(i: number, end: number): number {
@@ -293,7 +288,7 @@ export class SseFramer {
   private beginValue(): void {
     this.dataValueStart = this.rawLength;
     this.dataValueLength = 0;
-    this.fieldValueLength = 0;
+    this.fieldValue.clear();
   }
 
   /** A non-blank line ended (its line ending not yet consumed). */
@@ -308,44 +303,54 @@ export class SseFramer {
         }
         break;
       case EVENT:
-        this.event = this.fieldValueString();
+        this.event = this.fieldValue.text();
         break;
       case ID: {
         // WHATWG: an id containing U+0000 is ignored.
-        const id = this.fieldValueString();
+        const id = this.fieldValue.text();
         if (!id.includes('\0')) this.id = id;
         break;
       }
       case RETRY:
-        this.retry = this.fieldValueString();
+        this.retry = this.fieldValue.text();
         break;
     }
     this.field = OTHER;
-    this.fieldValueLength = 0;
-  }
-
-  private fieldValueString(): string {
-    // Buffer's native UTF-8 decoding: like TextDecoder (invalid bytes become U+FFFD, a BOM is kept), but far
-    // cheaper for the short values of every small event.
-    return this.fieldValue.toString('utf8', 0, this.fieldValueLength);
+    this.fieldValue.clear();
   }
 
   private checkBounds(i: number): void {
-    if (this.dataLength > this.maxDataBytes) this.becomeOversized('data', i);
-    else if (this.rawLength > this.maxRawBytes) this.becomeOversized('raw', i);
+    if (this.dataLength > this.blockMaxData) {
+      if (!this.holdLonger(i)) this.becomeOversized('data', i);
+    } else if (this.rawLength > this.blockMaxRaw) this.becomeOversized('raw', i);
   }
 
-  /** The block crossed a bound at byte i-1: report what is held and stop holding it. */
-  private becomeOversized(bound: 'data' | 'raw', i: number): void {
+  /** The block's data crossed maxDataBytes at byte i-1: whether holdPast raised its bounds (asked once per block). */
+  private holdLonger(i: number): boolean {
+    if (this.holdPast === undefined || this.askedHoldPast) return false;
+    this.askedHoldPast = true;
+    const bound = this.holdPast(this.dataHeldAt(i), this.id);
+    if (!(bound > this.blockMaxData)) return false;
+    this.blockMaxData = bound;
+    this.blockMaxRaw = Math.max(this.blockMaxRaw, defaultMaxRawBytes(bound));
+    return true;
+  }
+
+  /** The data bytes of the current block joined so far, through byte i-1 (a copy). */
+  private dataHeldAt(i: number): Uint8Array {
     const raw = concatBytes([...this.held, this.chunk.subarray(this.blockStart, i)]);
-    const ranges = this.dataRanges;
+    const ranges = [...this.dataRanges];
     if (this.field === DATA) {
       // The data line in progress: its partial value (or, right after the colon, an empty one).
       const start = this.state === VALUE ? this.dataValueStart : this.rawLength;
       ranges.push(start, start + (this.state === VALUE ? this.dataValueLength : 0));
     }
-    const heldData = ranges.length === 0 ? new Uint8Array(0) : joinDataRanges(raw, ranges, this.dataLength);
-    this.out.push({ type: 'oversized-start', heldData, id: this.id });
+    return ranges.length === 0 ? new Uint8Array(0) : joinDataRanges(raw, ranges, this.dataLength);
+  }
+
+  /** The block crossed a bound at byte i-1: report what is held and stop holding it. */
+  private becomeOversized(bound: 'data' | 'raw', i: number): void {
+    this.out.push({ type: 'oversized-start', heldData: this.dataHeldAt(i), id: this.id });
     this.oversizedBound = bound;
     this.held = [];
     this.heldRawBytes = 0;
@@ -403,5 +408,8 @@ export class SseFramer {
     this.id = undefined;
     this.retry = undefined;
     this.oversizedBound = null;
+    this.blockMaxData = this.maxDataBytes;
+    this.blockMaxRaw = this.maxRawBytes;
+    this.askedHoldPast = false;
   }
 }

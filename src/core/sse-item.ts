@@ -19,14 +19,22 @@
 //
 // Fields: `event`, `id`, `retry` are this block's own (last one wins; an id containing U+0000 is ignored,
 // as WHATWG says; `retry` is passed on as written). A block is oversized when its joined data exceeds
-// maxDataBytes, or its raw bytes before the final byte that dispatches it exceed maxRawBytes; `bound`
-// names the one crossed first ('data' when both cross at the same byte).
+// maxDataBytes (or the larger bound holdPast gave it), or its raw bytes before the final byte that dispatches
+// it exceed maxRawBytes (or, likewise, the raw bound that goes with it); `bound` names the one crossed first
+// ('data' when both cross at the same byte).
 
 export interface SseFramerOptions {
   /** Data bytes (joined message) beyond which an event is no longer held in memory. */
   maxDataBytes: number; // may be Infinity
   /** Raw bytes of one block beyond which it is no longer held (guards comment floods). Default: 2 * maxDataBytes + 65536 (Infinity if maxDataBytes is Infinity). */
   maxRawBytes?: number;
+  /**
+   * Asked once per block, when its data first crosses maxDataBytes, with the data held so far and the block's
+   * `id:` if it came before: a larger data bound for this block holds it on to there (its raw bound grows to
+   * match), anything else lets it go as oversized now. A caller that holds an event only to the ceiling of the
+   * answers it waits for holds one that turns out to be something else to that message's own ceiling.
+   */
+  holdPast?: (heldData: Uint8Array, id: string | undefined) => number;
 }
 
 export type SseItem =

@@ -4,11 +4,18 @@
 import { contiguousView, decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import type { JsonRpcErrorMessage } from '../core/errors.js';
-import { parseJsonRpcBody } from '../core/jsonrpc.js';
+import { parseAnswerBody } from '../core/jsonrpc.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
 import type { JsonRpcId } from '../core/types.js';
-import { type JudgeContext, judgeOversized, judgeScannedMessage, type Verdict } from './message-verdict.js';
+import {
+  type JudgeContext,
+  judgeMessage,
+  judgeOversized,
+  judgeScannedMessage,
+  type Verdict,
+} from './message-verdict.js';
 import type { RelayVerdict } from './relay-verdict.js';
+import { settleUnanswered } from './settled-requests.js';
 
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
 const HOLD: RelayVerdict = Object.freeze({
@@ -86,8 +93,10 @@ export class JsonResponseInspector {
   }
 
   /**
-   * Each message of the body judged, read from its bytes; a body the scan does not read (not valid UTF-8 or
-   * JSON, which JSON.parse then words) is counted as unparsable: undefined.
+   * Each message of the body judged, read from its bytes. A body the scan does not read is read as a client
+   * reads it (a byte order mark, bytes no valid UTF-8 holds: clients decode them and read on), so whatever a
+   * client can read is judged and measured as the same message in an SSE event is; a body no client can read
+   * either is counted as unparsable: undefined.
    */
   #judge(
     body: Uint8Array,
@@ -99,10 +108,17 @@ export class JsonResponseInspector {
         verdicts: scanned.messages.map((message) => judgeScannedMessage(this.ctx, message)),
       };
     }
-    const parsed = parseJsonRpcBody(body);
-    const error = parsed.ok ? 'not one JSON-RPC body' : parsed.error;
-    this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${error}`);
-    return undefined;
+    const parsed = parseAnswerBody(body);
+    if (!parsed.ok) {
+      this.ctx.observer.unparsable(this.ctx.direction, body.length, `JSON response: ${parsed.error}`);
+      return undefined;
+    }
+    return {
+      parsed,
+      verdicts: parsed.messages.map((message) =>
+        judgeMessage(this.ctx, message.bytes, message.value, message),
+      ),
+    };
   }
 
   /**
@@ -124,6 +140,15 @@ export class JsonResponseInspector {
     const body =
       errors.length === 1 || this.waiting.length <= 1 ? (errors[0] ?? '') : `[${errors.join(',')}]`;
     return { action: 'drop', toClient: [body], toUpstream: [] };
+  }
+
+  /**
+   * The body is over, however it ended (judged, replaced, unreadable, broken off, left by its client): a JSON
+   * body answers its exchange's requests and no other stream can, so none of them waits any longer, in the
+   * exchange or in its session.
+   */
+  letGo(): void {
+    for (const id of this.ctx.answered?.ids() ?? []) settleUnanswered(this.ctx, id);
   }
 
   /** Observe mode: the body is larger than any ceiling; it is streamed on while its id is scanned for the record. */

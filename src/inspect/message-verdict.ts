@@ -29,6 +29,7 @@ import { type HostNaming, hostOfRequest } from '../hosts/host-identity.js';
 import type { AnsweredRequests } from './answered-requests.js';
 import type { InspectionObserver } from './observer.js';
 import type { PendingRequests } from './pending-requests.js';
+import { settleRequest } from './settled-requests.js';
 import { describedTools, type ToolAnswerError, toolAnswerError } from './tool-answers.js';
 
 /**
@@ -129,10 +130,8 @@ function subjectFor(
   eventId: string | undefined,
 ): MessageSubject {
   if ((kind === 'result' || kind === 'error') && id !== undefined) {
-    // An answer settles its request everywhere it waits; in a resumable event it is kept for its replays.
-    const inExchange = ctx.answered?.take(id);
-    const inSession = ctx.answeredInSession?.take(id);
-    const waited = inExchange ?? inSession;
+    // In a resumable event an answer is kept for its replays.
+    const waited = settleRequest(ctx, id);
     if (waited === undefined)
       return ctx.answeredBefore?.replayOf(id, eventId) ?? { method: undefined, tool: undefined };
     if (eventId !== undefined) ctx.answeredBefore?.answered(id, waited);

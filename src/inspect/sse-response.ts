@@ -6,6 +6,7 @@ import { decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
+import { parseLossily } from '../core/jsonrpc.js';
 import { type MessageEvent, MessageSseItems, sseFraming } from '../core/message-events.js';
 import { scanSingleMessage } from '../core/message-scan.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
@@ -18,15 +19,7 @@ import {
   type Verdict,
 } from './message-verdict.js';
 import { addToClient, heldVerdict, type RelayVerdict } from './relay-verdict.js';
-
-/** Parses message bytes; undefined when they are not JSON (such data is forwarded untouched and counted). */
-export function parseJson(bytes: Uint8Array): { value: unknown } | undefined {
-  try {
-    return { value: JSON.parse(decodeUtf8(bytes)) };
-  } catch {
-    return undefined;
-  }
-}
+import { settleUnanswered } from './settled-requests.js';
 
 export class SseResponseInspector {
   /** Where the events come from: created by the first push of bytes or of a message. */
@@ -40,9 +33,13 @@ export class SseResponseInspector {
   #sawEventId = false;
   #answeredEarly = false;
   readonly #holdBytes: number;
+  readonly #messageHoldBytes: number;
 
   /**
-   * holdBytes: the largest ceiling any message of this stream can have (null: no ceiling anywhere).
+   * holdBytes: what an event is held to while it may be an answer this stream waits for, the sum of their
+   * ceilings (null: no ceiling); an answer past it is replaced at once. messageHoldBytes: the largest ceiling
+   * any other message can have (a notification, a server request, an answer to another request): an event
+   * that is not one of the awaited answers is held on to there, so it is judged whole by its own ceiling.
    * endsWithItsAnswers: a call's stream (not a standalone GET stream), which has nothing left to deliver once
    * every request it carries is answered; an answer replaced early then makes a push say 'drop'.
    */
@@ -52,8 +49,20 @@ export class SseResponseInspector {
     /** Called once per event that carries data (for the events counter). */
     private readonly onEvent?: () => void,
     private readonly endsWithItsAnswers = false,
+    messageHoldBytes: number | null = holdBytes,
   ) {
     this.#holdBytes = holdBytes ?? Number.POSITIVE_INFINITY;
+    this.#messageHoldBytes = Math.max(this.#holdBytes, messageHoldBytes ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** Past holdBytes, an event is held on to messageHoldBytes unless it is an answer to be replaced now. */
+  #holdPast(): ((heldData: Uint8Array) => number) | undefined {
+    if (this.#messageHoldBytes <= this.#holdBytes) return undefined;
+    return (heldData) => {
+      const scanner = new EnvelopeHeadScanner();
+      scanner.push(heldData);
+      return this.#answersNow(scanner) ? this.#holdBytes : this.#messageHoldBytes;
+    };
   }
 
   get heldBytes(): number {
@@ -67,13 +76,13 @@ export class SseResponseInspector {
 
   /** Bytes of an SSE stream, as they arrived. */
   push(chunk: Uint8Array): RelayVerdict {
-    this.#framer ??= new SseFramer({ maxDataBytes: this.#holdBytes });
+    this.#framer ??= new SseFramer({ maxDataBytes: this.#holdBytes, holdPast: this.#holdPast() });
     return this.#take(this.#framer.push(chunk), [chunk]);
   }
 
   /** An event of an answer made of messages: the client gets each message as one SSE event. */
   pushMessage(event: MessageEvent): RelayVerdict {
-    this.#messages ??= new MessageSseItems(this.#holdBytes);
+    this.#messages ??= new MessageSseItems(this.#holdBytes, this.#holdPast());
     const framed = sseFraming(event, this.#messages.inMessage);
     return this.#take(this.#messages.push(event, framed), framed);
   }
@@ -150,7 +159,7 @@ export class SseResponseInspector {
     const waiting = this.ctx.answered;
     if ((resumable && this.#sawEventId) || waiting === undefined) return out;
     for (const id of waiting.ids()) {
-      waiting.take(id);
+      settleUnanswered(this.ctx, id);
       this.#emitOwn(out, sseErrorEvent(errorFor(id)));
     }
     return out;
@@ -221,19 +230,29 @@ export class SseResponseInspector {
    * of the event is skipped unread. Its size is then a lower bound. Anything else waits for the event's end.
    */
   #answerEarly(heldBytes: number, eventId: string | undefined, out: RelayVerdict): boolean {
-    if (this.ctx.mode !== 'enforce' || this.#scanner === undefined || heldBytes <= this.#holdBytes)
+    if (this.#scanner === undefined || heldBytes <= this.#holdBytes || !this.#answersNow(this.#scanner))
       return false;
     const head = this.#scanner.snapshot();
-    // A request or notification is judged at its end (it is dropped, not answered). Anything else that
-    // crosses the ceiling answers its request now, whatever it holds: even bytes that are not JSON.
-    if (head.method !== undefined || !(head.hasResult || head.hasError || this.#scanner.unreadable))
-      return false;
-    if (head.id === undefined && (this.ctx.answered?.ids().length ?? 0) !== 1) return false;
     const verdict = judgeOversized(this.ctx, head, heldBytes, true, eventId);
     // The event's id stays with its replacement, so a resuming client does not have the answer replayed.
     if (eventId !== undefined) this.#sawEventId = true;
     this.#apply(verdict, undefined, eventId, out);
     return true;
+  }
+
+  /**
+   * Whether an event past holdBytes, whose head the scanner read, answers a request this stream waits for (its
+   * id, or the only one waiting when no id came yet), which is then answered now, whatever the event holds:
+   * even bytes that are not JSON. A request or notification is judged at its end (it is dropped, not
+   * answered); so is an answer to anything else (a decoy `id` first, say), held to its own ceiling.
+   */
+  #answersNow(scanner: EnvelopeHeadScanner): boolean {
+    if (this.ctx.mode !== 'enforce') return false;
+    const head = scanner.snapshot();
+    if (head.method !== undefined || !(head.hasResult || head.hasError || scanner.unreadable)) return false;
+    const waiting = this.ctx.answered;
+    if (head.id === undefined) return waiting?.size === 1;
+    return waiting?.peek(head.id) !== undefined;
   }
 
   #handleEvent(
@@ -248,7 +267,7 @@ export class SseResponseInspector {
       this.#apply(judgeScannedMessage(this.ctx, scanned, eventId), raw, eventId, out);
       return;
     }
-    const parsed = parseJson(data);
+    const parsed = parseLossily(data);
     if (parsed === undefined) {
       this.ctx.observer.unparsable(this.ctx.direction, data.length, 'SSE data is not JSON');
       this.#forward(out, raw);

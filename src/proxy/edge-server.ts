@@ -62,6 +62,8 @@ export interface EdgeServer {
   replacePolicy(config: EdgeConfig): void;
   /** The bytes held in flight now (mcp_edge_held_bytes). */
   readonly held: HeldBytes;
+  /** What the edge keeps per session (requests waiting, answers kept for replays, GET streams), bounded. */
+  readonly sessions: SessionStore;
 }
 
 export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOptions): Promise<EdgeServer> {
@@ -284,6 +286,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
   return {
     app,
     held: ctx.held,
+    sessions: ctx.sessions,
     async listen() {
       return app.listen({ host: config.listen.host, port: config.listen.port });
     },

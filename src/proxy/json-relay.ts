@@ -54,12 +54,13 @@ export function relayJson(
   const silence = ctx.bodySilence.watch(
     guard(() => source.destroy(new StalledBodyError(ctx.config.upstream.timeouts.body))),
   );
-  // A client that leaves takes the upstream body with it.
+  // A client that leaves takes the upstream body with it. However the answer ended, its requests are done.
   raw.once(
     'close',
     guard(() => {
       silence.stop();
       hold?.release();
+      inspector.letGo();
       if (!source.destroyed) source.destroy();
     }),
   );

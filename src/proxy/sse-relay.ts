@@ -52,6 +52,8 @@ export function relaySse(
     responseHoldBytes(exchange, subjectsWaiting(exchange)),
     onEvent,
     !longLived,
+    // A notification or server request on a call's stream has a ceiling of its own, not its call's.
+    responseHoldBytes(exchange, []),
   );
   /** Set when the edge ends the stream before the upstream did: what the waiting requests are told. */
   let lostDetail: string | undefined;

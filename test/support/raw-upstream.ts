@@ -4,7 +4,7 @@
 
 import { once } from 'node:events';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { isRecord } from '../../src/core/bytes.js';
 import { closeHttpServer, listenOn } from '../../src/demo/server.js';
 import { drainedOrClosed, readBody } from './fetch-to-node.js';
@@ -18,6 +18,8 @@ export interface RawReply {
   chunks?: RawChunk[];
   /** Destroy the socket after the last chunk instead of ending the response (a cut stream). */
   destroyAfter?: boolean;
+  /** Yield an event-loop turn after each chunk, so a reader in this process gets each chunk as its own read. */
+  paced?: boolean;
 }
 
 export interface RawRequest {
@@ -40,11 +42,17 @@ export interface RawUpstream {
   close(): Promise<void>;
 }
 
-async function writeChunks(res: ServerResponse, chunks: RawChunk[], stop: AbortSignal): Promise<void> {
+async function writeChunks(
+  res: ServerResponse,
+  chunks: RawChunk[],
+  stop: AbortSignal,
+  paced: boolean,
+): Promise<void> {
   for (const chunk of chunks) {
     if (res.destroyed || stop.aborted) return;
     if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) {
       if (!res.write(chunk)) await drainedOrClosed(res);
+      if (paced) await nextTurn();
     } else if ('until' in chunk) {
       await Promise.race([chunk.until, once(stop, 'abort')]);
     } else {
@@ -71,7 +79,7 @@ export async function startRawUpstream(handler: RawHandler): Promise<RawUpstream
       const stop = AbortSignal.any([closing.signal, abortOnClose(res)]);
       res.writeHead(reply.status, reply.headers ?? {});
       res.flushHeaders();
-      await writeChunks(res, reply.chunks ?? [], stop);
+      await writeChunks(res, reply.chunks ?? [], stop, reply.paced === true);
       if (reply.destroyAfter) res.destroy();
       else res.end();
     },

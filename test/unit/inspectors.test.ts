@@ -226,6 +226,47 @@ describe('JsonResponseInspector', () => {
   });
 });
 
+describe('JsonResponseInspector reads a body as a client does (issue 42)', () => {
+  const answer = (id: number, text: Uint8Array) =>
+    Buffer.concat([enc.encode(`{"jsonrpc":"2.0","id":${id},"result":{"text":"`), text, enc.encode('"}}')]);
+
+  it('judges and measures a body holding a byte no valid UTF-8 holds or a byte order mark, as its SSE event would be', () => {
+    for (const [over, within] of [
+      [answer(1, Uint8Array.of(...enc.encode('x'.repeat(200)), 0xff)), answer(2, Uint8Array.of(0xc3))],
+      [answer(1, enc.encode('x'.repeat(200))), answer(2, enc.encode('y'))],
+    ] as const) {
+      for (const bom of [[], [0xef, 0xbb, 0xbf]]) {
+        const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
+        pending.remember(1, { method: 'tools/call', tool: 'big' });
+        pending.remember(2, { method: 'tools/call', tool: 'small' });
+        const { observer, violations, messages } = recorder();
+        const inspector = new JsonResponseInspector(
+          responseContext(policy(100), 'enforce', observer, pending),
+          1000,
+          [1, 2],
+        );
+        const body = Buffer.concat([
+          Uint8Array.of(...bom),
+          enc.encode('['),
+          over,
+          enc.encode(','),
+          within,
+          enc.encode(']'),
+        ]);
+        inspector.push(body);
+        const outcome = inspector.finish();
+        // Both measured with their bytes as sent; the one over its 100-byte ceiling replaced, the other kept.
+        expect(messages).toEqual([over.length, within.length]);
+        expect(violations.map(({ v }) => v.id)).toEqual([1]);
+        expect(outcome.action).toBe('replace');
+        const [first, second] = JSON.parse(String(outcome.toClient[0])) as unknown[];
+        expect(first).toMatchObject({ id: 1, error: { data: { limit: 'response.maxMessageBytes' } } });
+        expect(second).toEqual(JSON.parse(new TextDecoder().decode(within)));
+      }
+    }
+  });
+});
+
 describe('tools the upstream lists', () => {
   function listingRecorder() {
     const listed: string[][] = [];

@@ -138,6 +138,37 @@ describe('messages judged as messages', () => {
     );
   });
 
+  it("a notification longer than its call's ceiling is held to its own and delivered; the call's answer past it is still replaced at once", () => {
+    const { ctx, unparsable } = context('enforce', 10_000, [7]);
+    const capped = {
+      ...ctx,
+      policy: {
+        defaults: {
+          response: { maxMessageBytes: 10_000 },
+          tools: { t: { response: { maxMessageBytes: 100 } } },
+        },
+        tenants: {},
+      },
+    };
+    // As the relay builds it: held to the call's 100 bytes, any other message to the largest ceiling.
+    const inspector = new SseResponseInspector(capped, 100, undefined, true, 10_000);
+    const note = Buffer.from(noteOf('n'.repeat(500)));
+    const delivered = [
+      inspector.pushMessage({ kind: 'piece', bytes: note.subarray(0, 60), last: false }),
+      inspector.pushMessage({ kind: 'piece', bytes: note.subarray(60), last: true }),
+    ];
+    // Was: dropped, counted unparsable ("SSE event framing larger than the edge holds").
+    expect(clientBytes(delivered)).toBe(`data: ${note.toString('latin1')}\n\n`);
+    expect(unparsable).toEqual([]);
+    inspector.pushMessage({
+      kind: 'piece',
+      bytes: Buffer.from('{"jsonrpc":"2.0","id":7,"result":{"text":"'),
+      last: false,
+    });
+    const crossing = inspector.pushMessage({ kind: 'piece', bytes: Buffer.alloc(200, 0x61), last: false });
+    expect(clientBytes([crossing])).toMatch(/^event: message\ndata: \{"jsonrpc":"2\.0","id":7,"error":/);
+  });
+
   it('an answer past its ceiling is replaced at the piece that crosses it, holding no more than its bound', () => {
     const { ctx, answered } = context('enforce', 100, [7]);
     const inspector = new SseResponseInspector(ctx, 100, undefined, true);

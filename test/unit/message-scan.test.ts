@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classifyMessage, parseJsonRpcBody } from '../../src/core/jsonrpc.js';
+import { classifyMessage, parseAnswerBody } from '../../src/core/jsonrpc.js';
 import { measureMessage, measureScannedMessage } from '../../src/core/measure.js';
 import { scanMessage } from '../../src/core/message-scan.js';
 import type { LimitMode, LimitPolicy, MessageSubject } from '../../src/core/types.js';
@@ -377,9 +377,9 @@ function recordingContext(mode: LimitMode, ceiling: number): { ctx: JudgeContext
   return { ctx, log };
 }
 
-/** How a held JSON body was judged before messages were read by scanning: decoded and parsed whole. */
+/** How a held JSON body is judged by decoding and parsing it whole, as a client reads it (lossily, issue 42). */
 function judgedByParsing(ctx: JudgeContext, body: Uint8Array): string[] {
-  const parsed = parseJsonRpcBody(body);
+  const parsed = parseAnswerBody(body);
   if (!parsed.ok) {
     ctx.observer.unparsable('response', body.length, `JSON response: ${parsed.error}`);
     return ['forward'];

@@ -113,6 +113,20 @@ function event(
   return { type: 'event', raw, data, event: fields.event, id: fields.id, retry: fields.retry };
 }
 
+/** The 'oversized-end' of a terminated data block without fields. */
+function oversizedEnd(dataBytes: number, rawBytes: number) {
+  return {
+    type: 'oversized-end',
+    rawBytes,
+    dataBytes,
+    hadData: true,
+    event: undefined,
+    id: undefined,
+    bound: 'data',
+    terminated: true,
+  };
+}
+
 function splitAt(input: Uint8Array, cuts: readonly number[]): Uint8Array[] {
   const positions = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
   const chunks: Uint8Array[] = [];
@@ -470,6 +484,36 @@ describe('SseFramer: oversized blocks', () => {
     const whole = canonical(frameChunks([input], { maxDataBytes: 5 }).items);
     expect(canonical(frameChunks(oneByteChunks(input), { maxDataBytes: 5 }).items)).toEqual(whole);
     expect(whole[0]).toEqual({ type: 'oversized-start', heldData: hex(bytes('abcdef')) });
+  });
+
+  it('holds a block past maxDataBytes on to the bound holdPast gives it, asked once with the data so far, whatever the chunking', () => {
+    // A caller that holds events to its answers' ceiling: an `n` (a notification, say) is held on to 40 bytes.
+    const asked: string[] = [];
+    const options = (): SseFramerOptions => ({
+      maxDataBytes: 5,
+      holdPast: (held, id) => {
+        asked.push(`${id ?? ''}:${decoder.decode(held)}`);
+        return held[0] === 0x6e ? 40 : 5;
+      },
+    });
+    const input = bytes(
+      'id: 1\ndata: nnnnnnnnnnnn\n\ndata: aaaaaaaa\n\ndata: n\ndata: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\n\n',
+    );
+    const whole = frameChunks([input], options());
+    expect(asked).toEqual(['1:nnnnnn', ':aaaaaa', ':n\nnnnn']);
+    expect(show(whole.items.filter((item) => item.type !== 'oversized-data'))).toEqual([
+      event('id: 1\ndata: nnnnnnnnnnnn\n\n', 'nnnnnnnnnnnn', { id: '1' }),
+      { type: 'oversized-start', heldData: 'aaaaaa' },
+      { ...oversizedEnd(8, 'data: aaaaaaaa\n\n'.length) },
+      { type: 'oversized-start', heldData: `n\n${'n'.repeat(39)}` },
+      { ...oversizedEnd(44, 'data: n\ndata: \n\n'.length + 42) },
+    ]);
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 12 }), (cuts) => {
+        expect(canonical(frameChunks(splitAt(input, cuts), options()).items)).toEqual(canonical(whole.items));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('frames a 64 MiB event with maxDataBytes 1 MiB in 64 KiB chunks with bounded memory', () => {
