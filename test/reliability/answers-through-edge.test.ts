@@ -4,13 +4,17 @@
 // backslash, through a real edge on 127.0.0.1 to a client. The reference is the client: what fetch's json() or
 // eventsource-parser reads from the upstream's bytes (a lossy UTF-8 decode, then JSON.parse). For every case the
 // client gets the upstream's bytes unchanged unless an answer is over its tool's ceiling, that answer is replaced
-// by the edge's error for its id, and the metrics count every message a client can read with its bytes as sent.
+// by the edge's error for its id, an answer with a key written twice (a decoy) is replaced by the edge's error for
+// its id as ambiguous (issue 40, item 6), and the metrics count every message a client can read with its bytes as
+// sent.
 import type { EventSourceMessage } from 'eventsource-parser';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ExpectedMeasure,
+  expectAmbiguousError,
   expectLimitError,
+  expectLimitOrAmbiguousError,
   expectMeasured,
   measured,
   readJsonAsClient,
@@ -154,8 +158,10 @@ describe('answers through a real edge, judged as a client reads them (issue 42)'
             expected.unparsable = 1;
           } else {
             const replaced = order.map((i, k) => answers[k]!.length > ceilingOf(made[i]!.tool));
+            // Held whole (the body is within the hold bound), an answer with a decoy is ambiguous first.
+            const ambiguous = order.map((i) => shapes[i]!.decoys.length > 0);
             for (const message of answers) measureOf(message.length, hold, expected);
-            if (!replaced.includes(true)) {
+            if (!replaced.includes(true) && !ambiguous.includes(true)) {
               expect(got.equals(body), 'answers within their ceilings go on byte for byte').toBe(true);
             } else {
               const values = batch ? (read.value as unknown[]) : [read.value];
@@ -163,7 +169,8 @@ describe('answers through a real edge, judged as a client reads them (issue 42)'
               const gotValues = batch ? (gotValue as unknown[]) : [gotValue];
               expect(gotValues).toHaveLength(values.length);
               order.forEach((i, k) => {
-                if (replaced[k]) expectLimitError(gotValues[k], made[i]!.id, made[i]!.tool);
+                if (ambiguous[k]) expectAmbiguousError(gotValues[k], made[i]!.id);
+                else if (replaced[k]) expectLimitError(gotValues[k], made[i]!.id, made[i]!.tool);
                 else expect(gotValues[k]).toEqual(values[k]);
               });
             }
@@ -231,11 +238,16 @@ describe('answers through a real edge, judged as a client reads them (issue 42)'
               return;
             }
             measureOf(data.length, hold, expected);
-            if (data.length > ceilingOf(call.tool)) {
+            const over = data.length > ceilingOf(call.tool);
+            const ambiguous = shape.decoys.length > 0;
+            if (over || ambiguous) {
               changed = true;
               checks.push((event) => {
                 expect(event?.id).toBe(id);
-                expectLimitError(JSON.parse(event?.data ?? 'null'), call.id, call.tool);
+                const value: unknown = JSON.parse(event?.data ?? 'null');
+                if (!ambiguous) expectLimitError(value, call.id, call.tool);
+                else if (!over) expectAmbiguousError(value, call.id);
+                else expectLimitOrAmbiguousError(value, call.id, call.tool);
               });
             } else {
               checks.push((event) => expect(event).toMatchObject({ data: text, id }));
@@ -337,7 +349,8 @@ describe('what these properties found, each a case of its own (issue 42)', () =>
   });
 
   it('an SSE answer over its ceiling that names a decoy id before its own is replaced for its own id', async () => {
-    // JSON.parse keeps the last `id`; the edge answered early for the first ("decoy"), then let the event go.
+    // JSON.parse keeps the last `id`; the edge answered early for the first ("decoy"), then let the event go. Read
+    // whole, the event is ambiguous (its id and result written twice): replaced as such, for the id it answers.
     const text = 'a'.repeat(3500);
     const data = Buffer.from(
       `{"id":"decoy","result":{"decoy":true},"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"${text}"}]},"id":1}`,
@@ -354,6 +367,6 @@ describe('what these properties found, each a case of its own (issue 42)', () =>
     const events = readSseAsClient(got);
     expect(events).toHaveLength(1);
     // Was: error -32603 with reason upstream_failed (the answer lost, the stream ended without it).
-    expectLimitError(JSON.parse(events[0]!.data), 1, 'capped');
+    expectAmbiguousError(JSON.parse(events[0]!.data), 1);
   });
 });

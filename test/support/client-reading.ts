@@ -36,6 +36,26 @@ export function expectLimitError(value: unknown, id: string | number, tool: stri
   });
 }
 
+/** The edge's replacement for an answer with a key written twice, which a client may read either way. */
+export function expectAmbiguousError(value: unknown, id: string | number): void {
+  expect(value).toMatchObject({
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32603, data: { reason: 'ambiguous_message', in: 'message', repeated: true } },
+  });
+}
+
+/**
+ * An answer over its ceiling with a key written twice: replaced whole for its own id, for either reason. Which
+ * one depends on where the id falls in the bytes: an answer to a waiting request is replaced as soon as it
+ * crosses its ceiling, unread past it; an event that may be something else is read whole, then judged ambiguous.
+ */
+export function expectLimitOrAmbiguousError(value: unknown, id: string | number, tool: string): void {
+  const reason = (value as { error?: { data?: { reason?: unknown } } } | undefined)?.error?.data?.reason;
+  if (reason === 'ambiguous_message') expectAmbiguousError(value, id);
+  else expectLimitError(value, id, tool);
+}
+
 /** What the edge's metrics say it saw of the messages in one direction, summed over every series. */
 export interface Measured {
   messages: number;
