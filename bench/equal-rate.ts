@@ -100,6 +100,9 @@ export interface PathRound {
   cpuUs: number;
   reads: number;
   writes: number;
+  /** The share of the CPU time spent in the kernel, and minor page faults per exchange. */
+  sysShare: number;
+  faults: number;
   /** With --trace-gc (BENCH_EDGE_NODE_FLAGS), an mcp-edge path's young and full collections per exchange. */
   scavenges?: number;
   fullGcs?: number;
@@ -142,6 +145,8 @@ function perExchange(run: PacedRun): PathRound {
     cpuUs: (run.cpuMs * 1000) / n,
     reads: run.readCalls / n,
     writes: run.writeCalls / n,
+    sysShare: run.cpuMs > 0 ? run.sysMs / run.cpuMs : 0,
+    faults: run.minorFaults / n,
   };
 }
 
@@ -170,7 +175,8 @@ async function oneRound(
 
 function describe(label: string, p: PathRound): string {
   const gc = p.scavenges !== undefined ? `, ${p.scavenges.toFixed(2)} sc ${p.fullGcs?.toFixed(3)} mc` : '';
-  return `${label} ${p.cpuUs.toFixed(0)} us, ${p.reads.toFixed(1)} r ${p.writes.toFixed(1)} w${gc}`;
+  const kernel = `${Math.round(p.sysShare * 100)}% sys, ${p.faults.toFixed(0)} pf`;
+  return `${label} ${p.cpuUs.toFixed(0)} us, ${p.reads.toFixed(1)} r ${p.writes.toFixed(1)} w, ${kernel}${gc}`;
 }
 
 /** One start: fresh processes of every path (and the upstream), a discarded warm-up round, then the rounds. */
