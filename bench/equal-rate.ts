@@ -2,6 +2,7 @@
 // CPU time and system calls per exchange read from each path's own process (/proc), and ratios taken round by
 // round. A process can start in a mode that costs it more for its lifetime (rounds within a start agree,
 // starts disagree), so every path is started afresh several times and the spread over starts is shown.
+import { readFileSync } from 'node:fs';
 import { Harness, type HarnessOptions, type PathRun } from './harness.js';
 import { type LoadSpec, type PacedRun, paced } from './load.js';
 import { median, type PathId } from './result-types.js';
@@ -99,6 +100,23 @@ export interface PathRound {
   cpuUs: number;
   reads: number;
   writes: number;
+  /** The share of the CPU time spent in the kernel, and minor page faults per exchange. */
+  sysShare: number;
+  faults: number;
+  /** With --trace-gc (BENCH_EDGE_NODE_FLAGS), an mcp-edge path's young and full collections per exchange. */
+  scavenges?: number;
+  fullGcs?: number;
+}
+
+/** The collections a --trace-gc log has recorded so far. */
+function gcCounts(log: string | undefined): { scavenges: number; fullGcs: number } | undefined {
+  if (log === undefined) return undefined;
+  const text = readFileSync(log, 'utf8');
+  if (!text.includes('Scavenge') && !text.includes('Mark-Compact')) return undefined;
+  return {
+    scavenges: text.split('Scavenge').length - 1,
+    fullGcs: text.split('Mark-Compact').length - 1,
+  };
 }
 
 export interface StartRun {
@@ -127,6 +145,8 @@ function perExchange(run: PacedRun): PathRound {
     cpuUs: (run.cpuMs * 1000) / n,
     reads: run.readCalls / n,
     writes: run.writeCalls / n,
+    sysShare: run.cpuMs > 0 ? run.sysMs / run.cpuMs : 0,
+    faults: run.minorFaults / n,
   };
 }
 
@@ -136,12 +156,27 @@ async function oneRound(
   w: RateWorkload,
   running: readonly [RatePath, PathRun][],
 ): Promise<Record<string, PathRound>> {
+  const gcBefore = running.map(([, path]) => gcCounts(path.log));
   const runs = await Promise.all(running.map(([, path]) => paced(h, path, w.load, w.seconds, w.rate)));
   const round: Record<string, PathRound> = {};
-  running.forEach(([path], i) => {
-    round[path.label] = perExchange(runs[i]!);
+  running.forEach(([path, run], i) => {
+    const figures = perExchange(runs[i]!);
+    const before = gcBefore[i];
+    const after = gcCounts(run.log);
+    if (before !== undefined && after !== undefined) {
+      const n = Math.max(1, figures.requests);
+      figures.scavenges = (after.scavenges - before.scavenges) / n;
+      figures.fullGcs = (after.fullGcs - before.fullGcs) / n;
+    }
+    round[path.label] = figures;
   });
   return round;
+}
+
+function describe(label: string, p: PathRound): string {
+  const gc = p.scavenges !== undefined ? `, ${p.scavenges.toFixed(2)} sc ${p.fullGcs?.toFixed(3)} mc` : '';
+  const kernel = `${Math.round(p.sysShare * 100)}% sys, ${p.faults.toFixed(0)} pf`;
+  return `${label} ${p.cpuUs.toFixed(0)} us, ${p.reads.toFixed(1)} r ${p.writes.toFixed(1)} w, ${kernel}${gc}`;
 }
 
 /** One start: fresh processes of every path (and the upstream), a discarded warm-up round, then the rounds. */
@@ -160,11 +195,7 @@ async function oneStart(
     for (let r = 0; r < settings.rounds; r++) {
       const round = await oneRound(h, w, running);
       rounds.push(round);
-      const line = paths
-        .map(
-          (p) => `${p.label} ${round[p.label]!.cpuUs.toFixed(0)} us, ${round[p.label]!.writes.toFixed(1)} w`,
-        )
-        .join(' | ');
+      const line = paths.map((p) => describe(p.label, round[p.label]!)).join(' | ');
       process.stderr.write(`  ${w.id}@${w.rate}/s round ${r + 1}: ${line}\n`);
     }
     return { rounds };

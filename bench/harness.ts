@@ -37,10 +37,14 @@ export interface HarnessOptions {
   cpuProfDir?: string | undefined;
   /** The dist/cli.js of another build of mcp-edge: path edge-baseline runs it. */
   baselineCli?: string | undefined;
+  /** Node flags every mcp-edge path starts with (BENCH_EDGE_NODE_FLAGS, e.g. `--trace-gc`). */
+  edgeNodeFlags?: readonly string[] | undefined;
 }
 
 export interface PathRun {
   id: PathId;
+  /** mcp-edge only: where its output goes (with --trace-gc, its collections). */
+  log?: string;
   url: string;
   proc: Proc | undefined;
   /** mcp-edge only: its Prometheus endpoint. */
@@ -160,6 +164,7 @@ export class Harness {
     const port = await freePort();
     let proc: Proc;
     let metricsUrl: string | undefined;
+    let log: string | undefined;
     let setQuotaRule: PathRun['setQuotaRule'];
     // BENCH_CPU_PROF profiles the Node proxies whose difference the targets are about (and the baseline build).
     const profile =
@@ -252,7 +257,15 @@ export class Harness {
               OTEL_TRACES_SAMPLER: id === 'edge-traced' ? 'always_on' : 'always_off',
             }
           : undefined;
-      proc = startProcess(id, NODE, [...profile, cli, '--config', file], this.log(`${id}-${port}`), env);
+      const flags = this.options.edgeNodeFlags ?? [];
+      proc = startProcess(
+        id,
+        NODE,
+        [...flags, ...profile, cli, '--config', file],
+        this.log(`${id}-${port}`),
+        env,
+      );
+      log = this.log(`${id}-${port}`);
     }
     this.track(proc);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, proc);
@@ -261,6 +274,7 @@ export class Harness {
       url: `http://127.0.0.1:${port}/mcp`,
       proc,
       ...(metricsUrl !== undefined ? { metricsUrl } : {}),
+      ...(log !== undefined ? { log } : {}),
       ...(setQuotaRule !== undefined ? { setQuotaRule } : {}),
     };
   }

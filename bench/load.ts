@@ -2,7 +2,7 @@
 // request), or at a fixed rate (the path's CPU and system calls per exchange), and the unloaded latency probe.
 import { join } from 'node:path';
 import { BUILT, type Harness, NODE, type PathRun, REPO } from './harness.js';
-import { cpuMsOf, ioOf, runToEnd } from './proc.js';
+import { cpuMsOf, ioOf, kernelOf, runToEnd } from './proc.js';
 import type { CannonRun, ProbeRun, Workload } from './result-types.js';
 
 const AUTOCANNON = join(REPO, 'node_modules', 'autocannon', 'autocannon.js');
@@ -107,6 +107,8 @@ export interface PacedRun {
   cpuMs: number;
   readCalls: number;
   writeCalls: number;
+  sysMs: number;
+  minorFaults: number;
   p50Ms: number;
   p99Ms: number;
 }
@@ -124,16 +126,20 @@ export async function paced(
   const own = path.id === 'edge-stdio';
   const cpuBefore = pid !== undefined ? cpuMsOf(pid, own) : 0;
   const ioBefore = pid !== undefined ? ioOf(pid, own) : { readCalls: 0, writeCalls: 0 };
+  const kernelBefore = pid !== undefined ? kernelOf(pid, own) : { sysMs: 0, minorFaults: 0 };
   const r =
     spec.sessions !== undefined
       ? await sessionCalls(h, path.url, spec, seconds, rate)
       : fromAutocannon(await runAutocannon(h, path.url, spec, seconds, rate));
   const io = pid !== undefined ? ioOf(pid, own) : ioBefore;
+  const kernel = pid !== undefined ? kernelOf(pid, own) : kernelBefore;
   return {
     ...r,
     cpuMs: pid !== undefined ? cpuMsOf(pid, own) - cpuBefore : 0,
     readCalls: io.readCalls - ioBefore.readCalls,
     writeCalls: io.writeCalls - ioBefore.writeCalls,
+    sysMs: kernel.sysMs - kernelBefore.sysMs,
+    minorFaults: kernel.minorFaults - kernelBefore.minorFaults,
   };
 }
 

@@ -180,6 +180,27 @@ export function cpuMsOf(pid: number, ownOnly = false): number {
 }
 
 /**
+ * System CPU time (ms) and minor page faults so far (/proc/PID/stat stime, minflt) of the process and, unless
+ * `ownOnly`, its children: what the kernel spends on a process apart from its syscalls' count, such as mapping
+ * fresh pages for large allocations.
+ */
+export function kernelOf(pid: number, ownOnly = false): { sysMs: number; minorFaults: number } {
+  const tick = 10; // USER_HZ is 100 on Linux
+  let sysMs = 0;
+  let minorFaults = 0;
+  for (const p of ownOnly ? [pid] : [pid, ...childrenOf(pid)]) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      minorFaults += Number(fields[7]);
+      sysMs += Number(fields[12]) * tick;
+    } catch {
+      // The process is gone.
+    }
+  }
+  return { sysMs, minorFaults };
+}
+
+/**
  * Read and write system calls made so far (/proc/PID/io syscr, syscw: read(v) and write(v), which Node uses on
  * sockets; recv and send, which nginx uses, are not counted) by the process and, unless `ownOnly`, its children.
  */

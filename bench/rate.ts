@@ -4,7 +4,8 @@
 //
 // Settings (environment): BENCH_RATE_STARTS (3), BENCH_RATE_ROUNDS (3), BENCH_RATE_WORKLOADS (all, e.g.
 // json-1k,json-1m), BENCH_RATE_FEATURES (1: also the traced and quota paths; 0 skips them), BENCH_BASELINE_CLI,
-// BENCH_CPU_PROF (a directory: profile the Node proxies).
+// BENCH_CPU_PROF (a directory: profile the Node proxies), BENCH_EDGE_NODE_FLAGS (node flags of every mcp-edge,
+// e.g. "--trace-gc": the rounds then show its collections per exchange).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ const SETTINGS = {
   features: envNumber('BENCH_RATE_FEATURES', 1) > 0,
   baselineCli: process.env.BENCH_BASELINE_CLI,
   cpuProfDir: process.env.BENCH_CPU_PROF,
+  edgeNodeFlags: process.env.BENCH_EDGE_NODE_FLAGS?.split(' ').filter((f) => f !== ''),
 };
 
 /** The paths every HTTP workload compares: the references, then the builds of mcp-edge. */
@@ -127,7 +129,11 @@ function report(runs: RateRun[]): string {
 
 async function main(): Promise<void> {
   const startedAt = new Date();
-  const harness = { cpuProfDir: SETTINGS.cpuProfDir, baselineCli: SETTINGS.baselineCli };
+  const harness = {
+    cpuProfDir: SETTINGS.cpuProfDir,
+    baselineCli: SETTINGS.baselineCli,
+    edgeNodeFlags: SETTINGS.edgeNodeFlags,
+  };
   const settings = { starts: SETTINGS.starts, rounds: SETTINGS.rounds, harness };
   const wanted = RATE_WORKLOADS.filter(
     (w) => SETTINGS.workloads === undefined || SETTINGS.workloads.includes(w.id),
