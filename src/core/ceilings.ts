@@ -18,7 +18,7 @@ export function unitDataName(unit: CeilingUnit): string {
 
 /**
  * Why a request over a ceiling is refused: it is too large, or (nesting, which a small body reaches) it is
- * not a request the edge forwards. errors.ts fixes the HTTP status of each.
+ * not a request the edge forwards. The refusals table (src/core/refusals/table.ts) fixes the HTTP status of each.
  */
 export type CeilingRefusal = 'limit_exceeded' | 'invalid_request';
 

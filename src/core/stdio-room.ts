@@ -4,7 +4,7 @@
 // client's close() sends none) is seen only as a session with nothing open: no GET stream, no request in
 // flight. Such a session ends after upstream.stdio.idleTimeoutWithoutStream, and before that gives up its place
 // to a new session at a bound, the one idle longest first. A session with anything open is never touched.
-import type { ProcessBound } from './errors.js';
+import type { ProcessBound } from './refusals/facts.js';
 
 export interface ProcessLimits {
   maxProcesses: number;

@@ -3,11 +3,8 @@
 // tenant and tool. Kept apart from the transport ceilings: its unit is the host's, its action its own.
 
 import { isRecord } from '../core/bytes.js';
-import {
-  type HostBudgetViolation,
-  hostBudgetErrorMessage,
-  type JsonRpcErrorMessage,
-} from '../core/errors.js';
+import { edgeError, type JsonRpcErrorMessage } from '../core/refusals/answers.js';
+import type { HostBudgetViolation } from '../core/refusals/facts.js';
 import type { JsonRpcId, MessageMeasurement, MessageSubject } from '../core/types.js';
 import type { HostTable } from './host-table.js';
 import type { HostUnit } from './profiles.js';
@@ -94,5 +91,5 @@ export function judgeHostBudget(
     tool: subject.tool,
     id: id ?? null,
   };
-  return hostBudgetErrorMessage(violation);
+  return edgeError('answer_over_host_budget', { violation }, violation.id);
 }

@@ -3,9 +3,9 @@
 // a 2xx JSON-RPC error to the caller with its code and data).
 import { contiguousView, decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
-import type { JsonRpcErrorMessage } from '../core/errors.js';
 import { parseAnswerBody } from '../core/jsonrpc.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
+import type { JsonRpcErrorMessage } from '../core/refusals/answers.js';
 import type { JsonRpcId } from '../core/types.js';
 import {
   type JudgeContext,

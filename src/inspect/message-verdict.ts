@@ -1,20 +1,19 @@
 // The decision for one complete JSON-RPC message: forward it untouched, replace it whole with an error
 // for the same id, or drop it (with a notice) when it has no id to answer; for a ceiling it crossed, or
 // (from the upstream) a key a client may read otherwise than the edge. One place for that rule.
-import {
-  type AnswerReplacement,
-  ambiguousAnswerError,
-  ambiguousMessageNotice,
-  droppedMessageNotice,
-  type JsonRpcErrorMessage,
-  limitErrorMessage,
-  toolCallRefusal,
-} from '../core/errors.js';
 import { type Classified, classifyMessage } from '../core/jsonrpc.js';
 import type { AmbiguousKey } from '../core/key-names.js';
 import { resolveLimits } from '../core/limits.js';
 import { estimateTokens, measureMessage, measureScannedMessage } from '../core/measure.js';
 import { ambiguousKeyOf, type ScannedMessage } from '../core/message-scan.js';
+import {
+  type AnswerReplacement,
+  ceilingError,
+  edgeError,
+  type JsonRpcErrorMessage,
+  toolCallRefusal,
+} from '../core/refusals/answers.js';
+import { ambiguousMessageNotice, droppedMessageNotice } from '../core/refusals/notices.js';
 import type {
   Direction,
   JsonRpcId,
@@ -232,12 +231,12 @@ function verdictFor(ctx: JudgeContext, message: CheckedMessage): Verdict {
       action: 'drop',
       violation,
       notice: droppedMessageNotice(violation, dropped),
-      answerToSender: kind === 'request' ? limitErrorMessage(violation) : undefined,
+      answerToSender: kind === 'request' ? ceilingError(violation) : undefined,
     };
   }
   return {
     action: 'replace',
-    replacement: replacementFor(ctx, message.subject, limitErrorMessage(violation)),
+    replacement: replacementFor(ctx, message.subject, ceilingError(violation)),
     violation,
     subject: message.subject,
   };
@@ -373,10 +372,16 @@ function ambiguousVerdict(c: Classified, subject: MessageSubject, a: AmbiguousKe
       action: 'drop',
       violation: undefined,
       notice: ambiguousMessageNotice(a, c.kind, c.method),
-      answerToSender: c.kind === 'request' ? ambiguousAnswerError(a, c.id) : undefined,
+      answerToSender:
+        c.kind === 'request' ? edgeError('ambiguous_answer', { ambiguous: a }, c.id ?? null) : undefined,
     };
   }
-  return { action: 'replace', replacement: ambiguousAnswerError(a, c.id), violation: undefined, subject };
+  return {
+    action: 'replace',
+    replacement: edgeError('ambiguous_answer', { ambiguous: a }, c.id ?? null),
+    violation: undefined,
+    subject,
+  };
 }
 
 function judgeHeld(

@@ -1,6 +1,6 @@
 // What an inspector decided about the bytes it was given (the relay's verdict): one result type for JSON
 // bodies and SSE streams, so both relays apply it the same way.
-import type { JsonRpcErrorMessage } from '../core/errors.js';
+import type { JsonRpcErrorMessage } from '../core/refusals/answers.js';
 
 export type RelayAction =
   /** Nothing for the client yet: a message is not complete (held within its ceiling). */

@@ -3,16 +3,10 @@
 // its ceiling, or one with a key an upstream may read otherwise (ambiguous), refuses the body whole.
 // JSON.parse only words the error for a body that is not JSON.
 import { boundedName, boundedUri } from '../core/client-names.js';
-import {
-  ambiguousRequestRefusal,
-  type EdgeHttpError,
-  edgeRefusal,
-  parseErrorRefusal,
-  requestRefusal,
-} from '../core/errors.js';
 import { type Classified, parseJsonRpcBody } from '../core/jsonrpc.js';
 import { resolveLimits } from '../core/limits.js';
 import { type ScannedMessage, scanJsonRpcBody } from '../core/message-scan.js';
+import { ceilingRefusal, type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import type { JsonRpcId, LimitName, LimitViolation, MessageKind, MessageSubject } from '../core/types.js';
 import { type BodyRouting, bodyRouting } from './body-routing.js';
 import { type JudgeContext, judgeScannedMessage } from './message-verdict.js';
@@ -91,7 +85,7 @@ function bodyWideViolation(
 /** A body that the scan does not read: JSON.parse words why (not UTF-8, not JSON, empty). */
 function unreadableBody(bytes: Uint8Array): EdgeHttpError {
   const parsed = parseJsonRpcBody(bytes);
-  return parseErrorRefusal(parsed.ok ? 'body is not one JSON-RPC body' : parsed.error);
+  return edgeAnswer('not_json', { detail: parsed.ok ? undefined : parsed.error });
 }
 
 /**
@@ -101,20 +95,19 @@ function unreadableBody(bytes: Uint8Array): EdgeHttpError {
  */
 function malformedMessages(messages: readonly ScannedMessage[]): EdgeHttpError | undefined {
   if (messages.length === 0) {
-    return edgeRefusal(400, 'invalid_request', 'Request body is an empty JSON-RPC batch');
+    return edgeAnswer('empty_batch', {});
   }
   const ambiguous = messages.find((m) => m.ambiguous !== undefined);
   if (ambiguous?.ambiguous !== undefined) {
-    return ambiguousRequestRefusal(ambiguous.ambiguous, ambiguous.classified.id);
+    return edgeAnswer(
+      'ambiguous_request',
+      { ambiguous: ambiguous.ambiguous },
+      ambiguous.classified.id ?? null,
+    );
   }
   const invalid = messages.find((m) => m.classified.kind === 'invalid');
   if (invalid === undefined) return undefined;
-  return edgeRefusal(
-    400,
-    'invalid_request',
-    'Request body holds a message that is not JSON-RPC 2.0 (it needs "jsonrpc":"2.0" and a method, result or error)',
-    invalid.classified.id ?? null,
-  );
+  return edgeAnswer('not_json_rpc', {}, invalid.classified.id ?? null);
 }
 
 /** A POST body that was read completely. */
@@ -127,7 +120,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
   if ('batchMessages' in scanned) {
     const v = bodyWideViolation(ctx, 'request.maxBatchMessages', batchLimit ?? 0, scanned.batchMessages);
     ctx.observer.limitExceeded(v, 'rejected');
-    return { ok: false, refusal: requestRefusal(v) };
+    return { ok: false, refusal: ceilingRefusal(v) };
   }
   // One message's id, method and tool go into the error; a batch's are not one.
   const single = scanned.batch ? undefined : scanned.messages[0]?.classified;
@@ -135,7 +128,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
   if (depthLimit !== null && scanned.depth > depthLimit) {
     const v = bodyWideViolation(ctx, 'request.maxJsonDepth', depthLimit, scanned.depth, single);
     ctx.observer.limitExceeded(v, ctx.mode === 'observe' ? 'observed' : 'rejected');
-    if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
+    if (ctx.mode === 'enforce') return { ok: false, refusal: ceilingRefusal(v) };
   }
   const { messages } = scanned;
   if (scanned.batch && batchLimit !== null && messages.length > batchLimit) {
@@ -163,7 +156,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
       single?.id,
     );
     ctx.observer.limitExceeded(v, ctx.mode === 'observe' ? 'observed' : 'rejected');
-    if (ctx.mode === 'enforce') return { ok: false, refusal: requestRefusal(v) };
+    if (ctx.mode === 'enforce') return { ok: false, refusal: ceilingRefusal(v) };
   }
 
   const judged: RequestMessage[] = [];
@@ -171,7 +164,7 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
   for (const message of messages) {
     const verdict = judgeScannedMessage(ctx, message);
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
-      refusal = requestRefusal(verdict.violation);
+      refusal = ceilingRefusal(verdict.violation);
     const { kind, id, method, tool } = message.classified;
     const params = message.params;
     judged.push({

@@ -4,11 +4,11 @@
 // message is one event, its bytes the message's with the SSE framing around them).
 import { decodeUtf8 } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
-import { type JsonRpcErrorMessage, lostResponseMessage, sseErrorEvent } from '../core/errors.js';
 import { splitTopLevel } from '../core/json-scan.js';
 import { parseLossily } from '../core/jsonrpc.js';
 import { type MessageEvent, MessageSseItems, sseFraming } from '../core/message-events.js';
 import { scanSingleMessage } from '../core/message-scan.js';
+import { edgeError, type JsonRpcErrorMessage, sseErrorEvent } from '../core/refusals/answers.js';
 import { closingOfCutEvent, SseFramer, type SseItem } from '../core/sse-framer.js';
 import type { JsonRpcId } from '../core/types.js';
 import {
@@ -214,7 +214,7 @@ export class SseResponseInspector {
             item.rawBytes,
             'SSE event framing larger than the edge holds',
           );
-          const lost = lostResponseMessage(head.id ?? null, 'its SSE framing was larger than mcp-edge holds');
+          const lost = edgeError('answer_framing_too_large', {}, head.id ?? null);
           if (head.method === undefined) this.#emitOwn(out, sseErrorEvent(lost, item.id));
           return;
         }

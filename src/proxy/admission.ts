@@ -1,8 +1,8 @@
 // Admission: which requests become exchanges, and which are refused before anything is read or sent
 // upstream (method, Host, Origin, credentials). Every exchange, refused or not, gets its tenant here.
 import type { IncomingHttpHeaders } from 'node:http';
-import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import type { TenantDecision } from '../tenancy/tenant-resolver.js';
 import { FORWARDED_METHODS } from '../upstream/upstream.js';
 import type { EdgeContext } from './edge-context.js';
@@ -27,15 +27,7 @@ export type Admission =
 /** Why this request may not reach the upstream whatever its tenant, or undefined. */
 function refusalBeforeTenant(runtime: EdgeRuntime, request: AdmissionRequest): EdgeHttpError | undefined {
   if (!FORWARDED_METHODS.some((m) => m === request.method)) {
-    return edgeRefusal(
-      405,
-      'method_not_allowed',
-      `Method not allowed: the MCP endpoint takes ${ALLOW}`,
-      null,
-      {
-        allow: ALLOW,
-      },
-    );
+    return edgeAnswer('method_not_allowed', { allow: ALLOW });
   }
   return hostOriginRefusal(runtime, request.headers);
 }
@@ -78,8 +70,9 @@ export function admit(
   if (early !== undefined) return decide(begin(runtime.defaultTenant), early, false);
   const admitAs = (decision: TenantDecision): Admission => {
     if (!decision.ok) {
-      const refusal = edgeRefusal(401, 'unauthenticated', decision.message, null, {
-        'www-authenticate': decision.wwwAuthenticate,
+      const refusal = edgeAnswer('unauthenticated', {
+        detail: decision.message,
+        wwwAuthenticate: decision.wwwAuthenticate,
       });
       const exchange = begin(runtime.defaultTenant);
       exchange.authFailure = decision.reason;

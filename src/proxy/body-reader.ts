@@ -6,10 +6,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { boundedOptional } from '../core/client-names.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
-import { edgeFailure, edgeRefusal, requestRefusal } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
 import { headerValue, isJson } from '../core/headers.js';
 import { resolveLimits } from '../core/limits.js';
+import { ceilingRefusal, edgeAnswer } from '../core/refusals/answers.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
 import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
@@ -60,7 +60,7 @@ function refuseBody(
 ): EdgeError {
   const v = bodyViolation(exchange, ceiling, observed, lowerBound, hint, id);
   exchange.observer.limitExceeded(v, 'rejected');
-  const answer = requestRefusal(v);
+  const answer = ceilingRefusal(v);
   // The rest of the body is not read: the connection cannot be reused.
   answer.headers.connection = 'close';
   return new EdgeError(answer);
@@ -71,23 +71,11 @@ function refusalByHeaders(request: BodyRequest): EdgeError | undefined {
   // The transport carries JSON-RPC as application/json; anything else is not the upstream's to parse.
   const contentType = headerValue(request.headers, 'content-type');
   if (!isJson(contentType)) {
-    return new EdgeError(
-      edgeRefusal(
-        415,
-        'invalid_request',
-        `Unsupported Content-Type "${contentType ?? ''}": MCP requests are application/json`,
-      ),
-    );
+    return new EdgeError(edgeAnswer('unsupported_content_type', { contentType }));
   }
   const coding = headerValue(request.headers, 'content-encoding');
   if (coding !== undefined && coding.toLowerCase() !== 'identity') {
-    return new EdgeError(
-      edgeRefusal(
-        415,
-        'invalid_request',
-        `Unsupported Content-Encoding "${coding}": mcp-edge accepts identity request bodies`,
-      ),
-    );
+    return new EdgeError(edgeAnswer('unsupported_content_encoding', { coding }));
   }
   return undefined;
 }
@@ -128,12 +116,7 @@ function readUpTo(
     'error',
     guard((err: Error) => {
       // A broken body (bad chunk framing, a client that left) is the client's, never an edge failure.
-      settle(
-        new EdgeError(
-          edgeRefusal(400, 'invalid_request', `The request body could not be read: ${err.message}`),
-        ),
-        undefined,
-      );
+      settle(new EdgeError(edgeAnswer('unreadable_body', { detail: err.message })), undefined);
     }),
   );
 }
@@ -174,7 +157,7 @@ export function readBoundedBody(
   const guard = guardWith((err) => {
     ctx.log.error({ err }, EXCHANGE_FAILED);
     if (!answered) {
-      done(new EdgeError(edgeFailure()), undefined);
+      done(new EdgeError(edgeAnswer('edge_failure', {})), undefined);
       return;
     }
     if (exchange !== undefined) endedByEdge(exchange, 'edge_failure');

@@ -3,8 +3,8 @@
 // response hooks there). The relays write bytes to the raw response themselves; nothing here knows Fastify.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { type EdgeHttpError, edgeFailure } from '../core/errors.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import { type AnswerWriter, answerWriter, respondLocally } from './local-reply.js';
 
 /** What the relays log; a pino logger is one. */
@@ -20,7 +20,7 @@ export interface ClientResponseOptions {
   answeredElsewhere?: () => boolean;
   /**
    * Runs once when a stage of this exchange threw (fail): what it holds upstream, and the edge's answer. With
-   * `client`, nothing of the answer was sent: answer the failure there (respondLocally, edgeFailure); without
+   * `client`, nothing of the answer was sent: answer the failure there (respondLocally, the table's edge_failure); without
    * it, the answer had begun and the connection is closed after this: the exchange ends by the edge.
    * Without the option, the failure is answered with no exchange to settle.
    */
@@ -141,7 +141,7 @@ export class ClientResponse {
         sendAnswer: (answer) => this.sendAnswer(answer),
       });
       if (this.options.onFailure !== undefined) this.options.onFailure(client);
-      else respondLocally(undefined, client, edgeFailure());
+      else respondLocally(undefined, client, edgeAnswer('edge_failure', {}));
     } catch (second) {
       this.log.error(
         { err: second },

@@ -12,8 +12,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CorsConfig, EdgeConfig } from '../config/schema.js';
-import { edgeRefusal, preflightAnswer } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
+import { edgeAnswer } from '../core/refusals/answers.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { hostOriginRefusal, pathOf, queryOf } from './host-origin.js';
 import type { ShellAnswers } from './local-reply.js';
@@ -134,7 +134,7 @@ export function installCors(
     // An upstream that is no HTTP origin (stdio) has no endpoint to ask: without server.cors, no origin is granted.
     const origin = shell.upstream.httpEndpoint;
     if (origin === undefined) {
-      respond(reply, preflightAnswer({}));
+      respond(reply, edgeAnswer('preflight', { headers: {} }));
       return;
     }
     const target = new URL(origin.href);
@@ -170,11 +170,7 @@ export function installCors(
     }
     const origin = headerValue(request.headers, 'origin');
     if (!originGranted(policy, origin)) {
-      const answer = edgeRefusal(
-        403,
-        'forbidden_origin',
-        `Origin "${origin ?? ''}" is not granted CORS by this mcp-edge (server.cors.allowedOrigins)`,
-      );
+      const answer = edgeAnswer('cors_not_granted', { origin });
       return respond(reply, answer);
     }
     const headers = preflightHeaders(
@@ -182,7 +178,7 @@ export function installCors(
       origin,
       headerValue(request.headers, 'access-control-request-headers'),
     );
-    respond(reply, preflightAnswer(headers));
+    respond(reply, edgeAnswer('preflight', { headers }));
   }
 
   // A callback hook: most requests are not preflights, and an async hook costs a promise per request.

@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
-import type { JsonRpcErrorMessage } from '../core/errors.js';
+import type { JsonRpcErrorMessage } from '../core/refusals/answers.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import type { UntrustedHeaderLog } from '../tenancy/untrusted-header-log.js';
 import type { Upstream } from '../upstream/upstream.js';

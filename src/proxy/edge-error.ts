@@ -1,7 +1,8 @@
 // An answer of the edge's own that a stage cannot send where it is (an onRequest hook, the body parser) is
 // thrown as an EdgeError; Fastify's error handler hands it to respondLocally (local-reply.ts).
 import type { EdgeConfig } from '../config/schema.js';
-import { type EdgeHttpError, type UpstreamFailureKind, upstreamFailure } from '../core/errors.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
+import type { UpstreamFailureKind } from '../core/refusals/facts.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 
@@ -22,5 +23,5 @@ export function upstreamFailureAnswer(
   const diagnostic = ctx.config.server.exposeUpstreamErrors
     ? { detail, upstream: ctx.upstream.publicName }
     : undefined;
-  return upstreamFailure(kind, id, diagnostic);
+  return edgeAnswer(`upstream_${kind}`, { diagnostic }, id);
 }

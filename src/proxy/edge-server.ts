@@ -12,9 +12,9 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
-import { type EdgeHttpError, edgeFailure, edgeRefusal } from '../core/errors.js';
 import { asError, EXCHANGE_FAILED, guardWith } from '../core/guard.js';
 import { headerValue } from '../core/headers.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import { SessionStore } from '../inspect/session-store.js';
 import type { EdgeMetrics } from '../metrics/edge-metrics.js';
 import { UntrustedHeaderLog } from '../tenancy/untrusted-header-log.js';
@@ -132,25 +132,15 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     // it was stays in the log (the same line and answer as ClientResponse.fail).
     if (status >= 500) {
       request.log.error({ err: error }, EXCHANGE_FAILED);
-      return respond(reply, edgeFailure());
+      return respond(reply, edgeAnswer('edge_failure', {}));
     }
     request.log.info({ err: error instanceof Error ? error.message : String(error) }, 'request refused');
     const message = error instanceof Error ? error.message : String(error);
-    return respond(
-      reply,
-      edgeRefusal(status, 'invalid_request', `mcp-edge could not handle the request: ${message}`),
-    );
+    return respond(reply, edgeAnswer('unhandled_request', { status, detail: message }));
   });
 
   app.setNotFoundHandler((request, reply) =>
-    respond(
-      reply,
-      edgeRefusal(
-        404,
-        'invalid_request',
-        `Not found: mcp-edge serves MCP at ${config.listen.path}, not ${request.url}`,
-      ),
-    ),
+    respond(reply, edgeAnswer('not_found', { listenPath: config.listen.path, path: request.url })),
   );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -203,15 +193,7 @@ export async function createEdgeServer(config: EdgeConfig, options: EdgeServerOp
     const path = query === -1 ? url : url.slice(0, query);
     if (path !== config.listen.path) {
       if (request.routeOptions.url?.startsWith(config.listen.path)) {
-        done(
-          new EdgeError(
-            edgeRefusal(
-              404,
-              'invalid_request',
-              `Not found: mcp-edge serves MCP at ${config.listen.path} only`,
-            ),
-          ),
-        );
+        done(new EdgeError(edgeAnswer('not_found', { listenPath: config.listen.path })));
         return;
       }
       done();

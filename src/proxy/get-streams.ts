@@ -7,8 +7,8 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { boundedOptional } from '../core/client-names.js';
-import { type EdgeHttpError, getStreamRefusal, STREAM_COMPLETE_ANSWER } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import { getStreamsFull, openGetStream, type SessionState } from '../inspect/session-store.js';
 import type { RelayLog } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
@@ -26,7 +26,7 @@ function refusal(log: RelayLog, exchange: Exchange, max: number): EdgeHttpError 
     { tenant: exchange.tenant, session: boundedOptional(exchange.sessionId), maxGetStreamsPerSession: max },
     'GET stream refused: the session holds server.maxGetStreamsPerSession open already',
   );
-  return getStreamRefusal('session', max);
+  return edgeAnswer('session_streams_full', { max });
 }
 
 /** What the edge answers a GET itself, before the upstream sees it; undefined: it goes upstream. */
@@ -40,7 +40,7 @@ export function getAnsweredByEdge(
   if (session === undefined) return undefined;
   const lastEventId = headerValue(headers, 'last-event-id');
   if (lastEventId !== undefined && session.answered.replacedEvent(lastEventId)?.endedItsStream === true) {
-    return STREAM_COMPLETE_ANSWER;
+    return edgeAnswer('stream_complete', {});
   }
   const max = exchange.runtime.maxGetStreamsPerSession;
   return getStreamsFull(session, max) ? refusal(log, exchange, max) : undefined;

@@ -1,8 +1,8 @@
 // Host and Origin checks of server.allowedHosts / server.allowedOrigins: one rule for the MCP endpoint and for
 // what mcp-edge serves beside it (OAuth discovery and pass-through, CORS preflights).
 import type { IncomingHttpHeaders } from 'node:http';
-import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 
 /** host[:port] as RFC 9110 section 7.2 has it: a name (labels; `_` too, as container names carry), or an IP literal. */
 const HOST_PATTERN = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
@@ -64,26 +64,14 @@ export function hostOriginRefusal(
 ): EdgeHttpError | undefined {
   const host = headerValue(headers, 'host');
   if (host !== undefined && parseHost(host) === undefined) {
-    return edgeRefusal(
-      400,
-      'invalid_request',
-      `Host "${host}" is not a valid host[:port] (RFC 9110 section 7.2)`,
-    );
+    return edgeAnswer('invalid_host', { host });
   }
   if (!hostAllowed(server.allowedHosts, host)) {
-    return edgeRefusal(
-      403,
-      'forbidden_host',
-      `Host "${host ?? ''}" is not allowed by this mcp-edge (server.allowedHosts)`,
-    );
+    return edgeAnswer('forbidden_host', { host });
   }
   const origin = headerValue(headers, 'origin');
   if (origin !== undefined && server.allowedOrigins.length > 0 && !server.allowedOrigins.includes(origin)) {
-    return edgeRefusal(
-      403,
-      'forbidden_origin',
-      `Origin "${origin}" is not allowed by this mcp-edge (server.allowedOrigins)`,
-    );
+    return edgeAnswer('forbidden_origin', { origin });
   }
   return undefined;
 }

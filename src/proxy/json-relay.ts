@@ -3,8 +3,8 @@
 // held when shutdown ends the exchange, gets the client a JSON-RPC error for its id instead of a cut
 // connection. An answer made of messages is its one message's pieces, judged as the chunks of a body; a
 // message cut short is a body that broke off.
-import { shutdownAnswer } from '../core/errors.js';
 import type { MessageEvent } from '../core/message-events.js';
+import { edgeAnswer } from '../core/refusals/answers.js';
 import { JsonResponseInspector } from '../inspect/json-response.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import type { ClientResponse } from './client-response.js';
@@ -115,11 +115,11 @@ export function relayJson(
       hold?.release();
       source.destroy();
       if (streaming) {
-        endedByEdge(exchange, 'shutdown');
+        endedByEdge(exchange, 'ended_by_shutdown');
         raw.destroy();
         return;
       }
-      respondLocally(exchange, client, shutdownAnswer(onlyRequestWaiting(exchange)));
+      respondLocally(exchange, client, edgeAnswer('ended_by_shutdown', {}, onlyRequestWaiting(exchange)));
     }),
   };
   source.on(

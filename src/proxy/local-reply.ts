@@ -1,10 +1,11 @@
 // The edge's own answers, and how an exchange ended. respondLocally is the one way the edge answers a request
 // itself (a refusal, a failure of the upstream or of the edge, a preflight, a resumption with nothing left);
-// this file is the only one that sets an exchange's outcome. What is not set here is decided when the
-// response closes (exchange-end.ts): forwarded, response_replaced or client_closed.
+// this file is the only one that sets an exchange's outcome, always the one the refusals table gives the
+// answer or the ending (src/core/refusals/table.ts). What is not set here is decided when the response closes
+// (exchange-end.ts): forwarded, response_replaced or client_closed.
 import type { FastifyReply } from 'fastify';
-import type { EdgeHttpError } from '../core/errors.js';
-import type { Outcome } from '../core/outcome.js';
+import { type EdgeHttpError, endingOutcome } from '../core/refusals/answers.js';
+import type { EndingName } from '../core/refusals/table.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { Exchange } from './exchange.js';
 
@@ -75,11 +76,11 @@ export function respondLocally(
 
 /**
  * The edge ends an exchange whose answer had begun: a stream cut by shutdown, an upstream gone silent or
- * broken off, an exception in the edge's own code. The first reason stands, except that the edge's own
- * failure says more than anything set before it.
+ * broken off, an exception in the edge's own code; the outcome is the table's for `ending`. The first
+ * reason stands, except that the edge's own failure says more than anything set before it.
  */
-export function endedByEdge(exchange: Exchange, outcome: Outcome): void {
-  if (exchange.outcome === undefined || outcome === 'edge_failure') exchange.outcome = outcome;
+export function endedByEdge(exchange: Exchange, ending: EndingName): void {
+  if (exchange.outcome === undefined || ending === 'edge_failure') exchange.outcome = endingOutcome(ending);
 }
 
 /** respondLocally for a Fastify reply, as the shell hands it to the OAuth and CORS routes and the upstream. */

@@ -4,8 +4,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
-import type { UpstreamFailureKind } from '../core/errors.js';
 import { contentCoding, headerValue, isEventStream, isJson } from '../core/headers.js';
+import type { UpstreamFailureKind } from '../core/refusals/facts.js';
 import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';

@@ -2,7 +2,8 @@
 // child per session): the edge answers from the facts the upstream reports (UpstreamSessions), before the
 // upstream sees the exchange. An upstream that is an HTTP server is the authority on its own sessions, and
 // its answers are relayed instead.
-import { type EdgeHttpError, edgeRefusal, processLimitRefusal, shutdownRefusal } from '../core/errors.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
+import { unattributableAct } from '../core/refusals/wording.js';
 import type { ForwardedMethod, UpstreamExchange, UpstreamSessions } from '../upstream/upstream.js';
 import type { RelayLog } from './client-response.js';
 
@@ -17,24 +18,14 @@ export function sessionRuleAnswer(
 ): EdgeHttpError | undefined {
   const { sessionId, tenant } = exchange;
   if (method !== 'POST' && sessionId === undefined) {
-    return edgeRefusal(
-      405,
-      'method_not_allowed',
-      `${method} needs an Mcp-Session-Id: without a session there is no stream to open or end`,
-      null,
-      { allow: 'POST' },
-    );
+    return edgeAnswer('session_required', { method });
   }
   if (sessionId !== undefined) {
     if (!sessions.has(sessionId, tenant)) {
-      return edgeRefusal(
-        404,
-        'invalid_request',
-        `Session not found: ${sessionId} is not a session of this MCP server (it ended, or never was); initialize again`,
-      );
+      return edgeAnswer('session_not_found', { sessionId });
     }
     if (method === 'GET' && sessions.streaming(sessionId)) {
-      return edgeRefusal(409, 'invalid_request', 'Conflict: this session has a GET stream open already');
+      return edgeAnswer('get_stream_open', {});
     }
     return undefined;
   }
@@ -50,12 +41,12 @@ export function sessionRuleAnswer(
   if (room === undefined) return undefined;
   const ids = exchange.requestIds;
   const id = ids.length === 1 ? (ids[0] ?? null) : null;
-  if (room === 'closing') return shutdownRefusal(id);
+  if (room === 'closing') return edgeAnswer('shutting_down', {}, id);
   log.warn(
     { tenant, upstream, bound: room.setting, limit: room.limit },
     'stdio: no room for another MCP server process',
   );
-  return processLimitRefusal(id, room);
+  return edgeAnswer('processes_full', { bound: room }, id);
 }
 
 /**
@@ -65,13 +56,10 @@ export function sessionRuleAnswer(
  * stream.
  */
 function unattributable(log: RelayLog, exchange: UpstreamExchange, upstream: string): EdgeHttpError {
-  const what = exchange.routing.answersServer
-    ? 'answers a request of the MCP server'
-    : 'cancels a request with notifications/cancelled';
-  log.warn({ tenant: exchange.tenant, upstream }, `stdio: a request without a session ${what}; refused`);
-  return edgeRefusal(
-    400,
-    'invalid_request',
-    `This request ${what}, but it carries no Mcp-Session-Id: clients without a session share one MCP server process per tenant, and mcp-edge cannot tell whose request that is, so none may answer or cancel one (close the request's stream to cancel it; initialize a session to answer server requests)`,
+  const { answersServer } = exchange.routing;
+  log.warn(
+    { tenant: exchange.tenant, upstream },
+    `stdio: a request without a session ${unattributableAct(answersServer)}; refused`,
   );
+  return edgeAnswer('unattributable', { answersServer });
 }

@@ -6,8 +6,8 @@
 // no one can resume a stream through an edge that exits); any other exchange is answered 503 with the shutdown
 // error for its id. An exchange that would go to the upstream after that point is refused instead.
 import type { FastifyReply } from 'fastify';
-import { shutdownAnswer, shutdownRefusal } from '../core/errors.js';
 import { guardWith } from '../core/guard.js';
+import { edgeAnswer } from '../core/refusals/answers.js';
 import type { RelayLog } from './client-response.js';
 import { onlyRequestWaiting } from './exchange.js';
 import type { Respond } from './local-reply.js';
@@ -42,7 +42,7 @@ export class Shutdown {
       const exchange = reply.request.exchange;
       const ending = exchange?.shutdownEnding;
       if (ending !== undefined) ending.end();
-      else this.respond(reply, shutdownAnswer(onlyRequestWaiting(exchange)));
+      else this.respond(reply, edgeAnswer('ended_by_shutdown', {}, onlyRequestWaiting(exchange)));
     });
   }
 
@@ -52,7 +52,7 @@ export class Shutdown {
    */
   sending(reply: FastifyReply): boolean {
     if (this.#phase === 'over' || (this.#phase === 'draining' && reply.request.method === 'GET')) {
-      this.respond(reply, shutdownRefusal(onlyRequestWaiting(reply.request.exchange)));
+      this.respond(reply, edgeAnswer('shutting_down', {}, onlyRequestWaiting(reply.request.exchange)));
       return false;
     }
     const slot = this.#freeSlots.pop() ?? this.#open.length;

@@ -4,9 +4,8 @@
 // finishes or breaks off, goes silent, the client leaves, shutdown), it ends once: the client's stream is
 // closed well-formed, every request still waiting gets an error (unless the client can resume the stream
 // through the edge, which shutdown rules out), and the stream is let go.
-import { type JsonRpcErrorMessage, lostResponseMessage, shutdownMessage } from '../core/errors.js';
 import type { MessageEvent } from '../core/message-events.js';
-import type { Outcome } from '../core/outcome.js';
+import { edgeError, type JsonRpcErrorMessage } from '../core/refusals/answers.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import { SseResponseInspector } from '../inspect/sse-response.js';
@@ -16,13 +15,24 @@ import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from 
 import { endedByEdge } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
 
-/** Why a stream the edge itself ended has left requests unanswered, as the client is told. */
-const ENDED_WITHOUT_ANSWER = 'the MCP server ended the stream without answering';
-const BROKE_OFF = 'the stream from the MCP server broke off';
+/**
+ * Why the edge itself ended a stream, as the requests it left unanswered are told (the refusals table words
+ * each and names the exchange's outcome); none: the upstream ended it, or a message the edge dropped did.
+ */
+type Stop =
+  | { ending: 'answer_stream_broke_off' | 'ended_by_shutdown' }
+  | { ending: 'answer_stream_silent'; silentMs: number };
 
 function isAbort(err: Error): boolean {
   const code = (err as { code?: unknown }).code;
   return code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR' || err.name === 'AbortError';
+}
+
+/** The error a request still waiting gets when the stream ends: why the edge stopped it, or that it ended. */
+function lostError(why: Stop | undefined, id: JsonRpcId): JsonRpcErrorMessage {
+  if (why === undefined) return edgeError('answer_stream_ended', {}, id);
+  if (why.ending === 'answer_stream_silent') return edgeError(why.ending, { silentMs: why.silentMs }, id);
+  return edgeError(why.ending, {}, id);
 }
 
 export type SseRelayContext = Pick<
@@ -56,9 +66,7 @@ export function relaySse(
     responseHoldBytes(exchange, []),
   );
   /** Set when the edge ends the stream before the upstream did: what the waiting requests are told. */
-  let lostDetail: string | undefined;
-  /** Set when shutdown ends the stream: no one can resume it through an edge that exits. */
-  let shuttingDown = false;
+  let stopReason: Stop | undefined;
   let stopped = false;
   let finished = false;
   /** The event being framed (mcp_edge_held_bytes). */
@@ -83,21 +91,20 @@ export function relaySse(
     disarmStall();
     emit(inspector.end());
     // Ended without answering a request: unless the client can resume through the edge, it learns so now.
-    const errorFor = shuttingDown
-      ? shutdownMessage
-      : (id: JsonRpcId): JsonRpcErrorMessage => lostResponseMessage(id, lostDetail ?? ENDED_WITHOUT_ANSWER);
-    emit(inspector.answerLost(errorFor, !shuttingDown));
+    // No one can resume a stream through an edge that exits.
+    const resumable = stopReason?.ending !== 'ended_by_shutdown';
+    emit(inspector.answerLost((id: JsonRpcId) => lostError(stopReason, id), resumable));
     writer.end();
     release();
   }
 
   /** Stops reading the upstream; the client's stream then ends (errors for what waits). */
-  function stop(detail: string | undefined, outcome: Outcome | undefined): void {
+  function stop(why: Stop | undefined): void {
     if (stopped) return;
     stopped = true;
     disarmStall();
-    if (outcome !== undefined) endedByEdge(exchange, outcome);
-    lostDetail = detail;
+    if (why !== undefined) endedByEdge(exchange, why.ending);
+    stopReason = why;
     source.destroy();
     finish();
   }
@@ -112,10 +119,7 @@ export function relaySse(
             { tenant: exchange.tenant, silentMs },
             'upstream SSE answer went silent; ending it (upstream.timeouts.answerStream)',
           );
-          stop(
-            `the MCP server sent nothing for ${silentMs} ms (upstream.timeouts.answerStream)`,
-            'upstream_timeout',
-          );
+          stop({ ending: 'answer_stream_silent', silentMs });
         }),
       );
   const armStall = () => silence?.touch();
@@ -130,7 +134,7 @@ export function relaySse(
       const out = messages ? inspector.pushMessage(item as MessageEvent) : inspector.push(item as Buffer);
       hold?.set(inspector.heldBytes);
       emit(out);
-      if (out.action === 'drop') stop(undefined, undefined);
+      if (out.action === 'drop') stop(undefined);
     }),
   );
   source.once('end', guard(finish));
@@ -140,7 +144,7 @@ export function relaySse(
       // The edge or the client ended it (an abort follows a client that left): nothing failed upstream.
       if (stopped || raw.destroyed || isAbort(err)) return;
       client.log.warn({ tenant: exchange.tenant, err: err.message }, 'upstream SSE stream failed');
-      stop(BROKE_OFF, 'upstream_stream_failed');
+      stop({ ending: 'answer_stream_broke_off' });
     }),
   );
 
@@ -150,8 +154,7 @@ export function relaySse(
     stream: true,
     end: guard(() => {
       if (finished) return;
-      shuttingDown = true;
-      stop(undefined, 'shutdown');
+      stop({ ending: 'ended_by_shutdown' });
     }),
   };
   const streamClosed = ctx.filters.streamOpened(exchange);

@@ -6,15 +6,9 @@
 // try/catch: guarded.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  type EdgeHttpError,
-  edgeFailure,
-  edgeRefusal,
-  getStreamRefusal,
-  idInUseRefusal,
-} from '../core/errors.js';
 import { guardWith } from '../core/guard.js';
 import { clientResponseHeaders, contentCoding, isEventStream, isJson } from '../core/headers.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import {
   FORWARDED_METHODS,
   type ForwardedMethod,
@@ -47,12 +41,13 @@ export function clientHeadersOf(headers: IncomingHttpHeaders): IncomingHttpHeade
   return clientResponseHeaders(headers, inspect, decoded) as IncomingHttpHeaders;
 }
 
-/** A refusal of the upstream's, worded by the errors table. */
+/** A refusal of the upstream's, worded by the refusals table. */
 function refusalAnswer(refusal: UpstreamRefusal, exchange: UpstreamExchange): EdgeHttpError {
-  if (refusal.kind === 'stream_capacity') return getStreamRefusal('total', refusal.limit);
-  if (refusal.kind === 'malformed') return edgeRefusal(400, 'invalid_request', refusal.detail);
+  if (refusal.kind === 'stream_capacity')
+    return edgeAnswer('stream_connections_full', { max: refusal.limit });
+  if (refusal.kind === 'malformed') return edgeAnswer('upstream_malformed', { detail: refusal.detail });
   const ids = exchange.requestIds;
-  return idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, refusal.detail);
+  return edgeAnswer('id_in_use', { detail: refusal.detail }, ids.length === 1 ? (ids[0] ?? null) : null);
 }
 
 export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, options: McpRouteOptions): void {
@@ -82,7 +77,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
         // The edge answers on the raw response from here; Fastify must not send too.
         reply.hijack();
         release?.();
-        if (client !== undefined) respondLocally(request.exchange, client, edgeFailure());
+        if (client !== undefined) respondLocally(request.exchange, client, edgeAnswer('edge_failure', {}));
         else if (request.exchange !== undefined) endedByEdge(request.exchange, 'edge_failure');
       },
     });

@@ -26,9 +26,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeConfig } from '../config/schema.js';
 import { boundedUri } from '../core/client-names.js';
-import { type EdgeHttpError, edgeRefusal } from '../core/errors.js';
 import { headerValue } from '../core/headers.js';
 import { nestingDepth } from '../core/json-scan.js';
+import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
 import type { TenantResolver } from '../tenancy/tenant-resolver.js';
 import { upstreamFailureAnswer } from './edge-error.js';
 import { hostOriginRefusal, parseHost, pathOf, queryOf } from './host-origin.js';
@@ -235,18 +235,12 @@ export async function registerOAuthRoutes(
     // No dot segments, nor encoded separators or dots, that could leave the route once resolved (to the MCP
     // endpoint, say), here or by an upstream that decodes them.
     if (target === undefined || target.pathname !== upstreamPath || /%(2f|5c|2e)/i.test(path)) {
-      return send(
-        reply,
-        edgeRefusal(404, 'invalid_request', `Not found: mcp-edge serves MCP at ${listenPath}, not ${path}`),
-      );
+      return send(reply, edgeAnswer('not_found', { listenPath, path }));
     }
     const isResourceMetadata = isDocument && within(path, PROTECTED_RESOURCE) && request.method === 'GET';
     const origin = publicOrigin(settings.server.publicUrl, headerValue(request.headers, 'host'));
     if (isResourceMetadata && origin === undefined) {
-      return send(
-        reply,
-        edgeRefusal(400, 'invalid_request', 'mcp-edge cannot name its public URL: set server.publicUrl'),
-      );
+      return send(reply, edgeAnswer('no_public_url', {}));
     }
     let forwarded: PlainAnswer;
     try {

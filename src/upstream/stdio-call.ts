@@ -2,7 +2,8 @@
 // child's routing uses (stdio-child.ts).
 import { PassThrough } from 'node:stream';
 import { idKey } from '../core/client-names.js';
-import { lostResponseMessage } from '../core/errors.js';
+import { edgeError } from '../core/refusals/answers.js';
+import { undeliveredWhy } from '../core/refusals/wording.js';
 import type { LineEnvelope } from '../core/stdio-lines.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { UndeliveredReason } from './upstream.js';
@@ -49,28 +50,9 @@ export function progressTokenOf(bytes: Uint8Array): string | undefined {
   }
 }
 
-/** Why the edge delivered a child's message to no client (the `reason` of mcp_edge_undelivered_messages_total). */
-const UNDELIVERED_WHY: Record<UndeliveredReason, string> = {
-  caller_gone: 'it belongs to a call whose client left (timed out or disconnected)',
-  no_owner:
-    "it names no call waiting on this MCP server (on a tenant's shared child, only an id or a progress token says whose it is)",
-  no_stream:
-    'no client stream opened to carry it within upstream.stdio.streamWait (or it was past streamWaitBytes)',
-};
-
 /** The child's answer to a request of its own that no client can take: it does not wait. */
 export function undeliveredRequestAnswer(id: JsonRpcId, reason: UndeliveredReason): Buffer {
-  return Buffer.from(
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      error: {
-        code: -32603,
-        message: `mcp-edge: no client can take this request: ${UNDELIVERED_WHY[reason]}`,
-        data: { reason, enforcedBy: 'mcp-edge' },
-      },
-    }),
-  );
+  return Buffer.from(JSON.stringify(edgeError('undelivered_request', { reason }, id)));
 }
 
 /** What a message the edge drops is, and why (for the log). A line that is not JSON-RPC has no reason. */
@@ -84,7 +66,7 @@ export function undeliverable(
     why:
       reason === undefined
         ? 'the stdio MCP server wrote a line that is not a JSON-RPC message; dropped'
-        : `the stdio MCP server sent a message that mcp-edge delivers to no client: ${UNDELIVERED_WHY[reason]}; dropped`,
+        : `the stdio MCP server sent a message that mcp-edge delivers to no client: ${undeliveredWhy(reason)}; dropped`,
   };
 }
 
@@ -95,6 +77,5 @@ export function keyText(key: string): string {
 
 /** Observe mode, for an oversized line whose id came last while several calls waited: it was not held. */
 export function lostOversizedAnswer(id: JsonRpcId, totalBytes: number): Buffer {
-  const detail = `the answer was ${totalBytes} bytes, larger than mcp-edge holds for a stdio line whose id comes last while several calls wait`;
-  return Buffer.from(JSON.stringify(lostResponseMessage(id, detail)));
+  return Buffer.from(JSON.stringify(edgeError('answer_line_too_large', { totalBytes }, id)));
 }

@@ -9,8 +9,8 @@ import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { idKey } from '../core/client-names.js';
-import { lostResponseMessage } from '../core/errors.js';
 import { asError, guardWith } from '../core/guard.js';
+import { edgeError } from '../core/refusals/answers.js';
 import { type LineEnvelope, type LineEvent, LineFramer } from '../core/stdio-lines.js';
 import { CallAdmission, type Destination } from './stdio-admission.js';
 import {
@@ -226,7 +226,7 @@ export class StdioChild {
       call.fail('unreachable', detail);
       return;
     }
-    const lines = ids.map((id) => Buffer.from(JSON.stringify(lostResponseMessage(id, detail))));
+    const lines = ids.map((id) => Buffer.from(JSON.stringify(edgeError('answer_lost', { detail }, id))));
     const stream = call.answer?.stream ?? this.openAnswer(call, lines.length > 0);
     // The child may have died inside a line it was writing to this stream: that message broke off.
     if (this.overflow?.stream === stream) this.cut(stream, detail);

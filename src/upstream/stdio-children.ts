@@ -4,7 +4,7 @@
 // counted from reserve to release, so the bounds hold while one process gives way to another. What of each
 // child's clients is open at the edge (its POSTs, its GET stream) is counted here too: a child with nothing
 // open is idle (src/core/stdio-room.ts decides what that allows).
-import type { ProcessBound } from '../core/errors.js';
+import type { ProcessBound } from '../core/refusals/facts.js';
 import { type ChildQuiet, type IdleChild, type Room, roomFor } from '../core/stdio-room.js';
 import type { StdioChild } from './stdio-child.js';
 

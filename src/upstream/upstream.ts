@@ -8,9 +8,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
-import type { ProcessBound, UpstreamFailureKind } from '../core/errors.js';
 import type { Guard } from '../core/guard.js';
 import type { UpstreamRequestHeaderOptions } from '../core/headers.js';
+import type { ProcessBound, UndeliveredReason, UpstreamFailureKind } from '../core/refusals/facts.js';
 import type { JsonRpcId } from '../core/types.js';
 import type { BodyRouting } from '../inspect/body-routing.js';
 
@@ -42,11 +42,8 @@ export interface UpstreamResponse {
   body: UpstreamBody;
 }
 
-/**
- * Why a message from the upstream reached no client: its caller left, it names no caller (a shared stdio
- * child), or no client stream opened in time. The `reason` label of mcp_edge_undelivered_messages_total.
- */
-export type UndeliveredReason = 'caller_gone' | 'no_owner' | 'no_stream';
+/** Why a message from the upstream reached no client (the refusals table words each, src/core/refusals). */
+export type { UndeliveredReason } from '../core/refusals/facts.js';
 
 /** The HTTP methods the MCP endpoint takes; every other one is refused at admission. */
 export const FORWARDED_METHODS = ['POST', 'GET', 'DELETE'] as const;
@@ -92,7 +89,7 @@ export interface UpstreamRequest {
   readonly body: Buffer;
 }
 
-/** Why an upstream does not take an exchange; the shell words the answer (src/core/errors.ts). */
+/** Why an upstream does not take an exchange; the shell words the answer (src/core/refusals/table.ts). */
 export type UpstreamRefusal =
   /** An id or progress token of the exchange stayed claimed by another call past the kind's wait. */
   | { kind: 'id_in_use'; detail: string }

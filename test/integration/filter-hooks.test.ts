@@ -3,7 +3,7 @@
 // one that throws (logged under its name; the exchange goes on).
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { edgeRefusal } from '../../src/core/errors.js';
+import { edgeAnswer } from '../../src/core/refusals/answers.js';
 import type { JudgedMessage } from '../../src/inspect/message-verdict.js';
 import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
 import { MCP_POST_HEADERS, trackHandles } from '../support/handles.js';
@@ -35,7 +35,10 @@ describe('the request hook', () => {
         seen.push({ batch: request.batch, bytes: request.bytes, messages: request.messages });
         const first = request.messages[0];
         if (first?.tool !== 'expensive') return undefined;
-        return edgeRefusal(429, 'invalid_request', 'quota used up', first.id ?? null, { 'retry-after': '7' });
+        // A filter names a refusal of the table and its facts; the table words it and sets its status.
+        const used = { rule: 'test', window: '1m', measure: 'requests' as const, limit: 1, used: 1 };
+        const facts = { ...used, retryAfterSeconds: 7, tenant: 'default', tool: first.tool };
+        return edgeAnswer('quota_exceeded', { quota: facts }, first.id ?? null);
       },
     };
     const edge = track(await startTestEdge(upstream.url, '', { filters: [quota] }));
@@ -46,7 +49,10 @@ describe('the request hook', () => {
     expect(refused.headers.get('retry-after')).toBe('7');
     expect(await refused.json()).toMatchObject({
       id: 'call-42',
-      error: { message: 'quota used up', data: { reason: 'invalid_request', enforcedBy: 'mcp-edge' } },
+      error: {
+        message: expect.stringContaining('Quota "test" is used up for tenant "default", tool "expensive"'),
+        data: { reason: 'quota_exceeded', rule: 'test', retryAfterSeconds: 7, enforcedBy: 'mcp-edge' },
+      },
     });
     expect(upstream.received).toHaveLength(0);
     expect(seen).toEqual([

@@ -1,7 +1,7 @@
 // Admission without Fastify or sockets: which requests become exchanges of which tenant, and the refusals.
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { edgeRefusal } from '../../src/core/errors.js';
+import { edgeAnswer } from '../../src/core/refusals/answers.js';
 import { admit } from '../../src/proxy/admission.js';
 import { runtimeOf } from '../../src/proxy/exchange.js';
 import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
@@ -136,7 +136,7 @@ describe('parseHost: a Host read again', () => {
 });
 
 describe('admit with exchange filters', () => {
-  const tooMany = edgeRefusal(429, 'invalid_request', 'too many requests for this tenant');
+  const tooMany = edgeAnswer('quota_store_unavailable', { retryAfterSeconds: 1 });
 
   it("a filter's refusal refuses an exchange that every earlier stage admitted, under its tenant", async () => {
     const seen: string[] = [];

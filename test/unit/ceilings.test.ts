@@ -5,8 +5,8 @@ import { formatExplanation } from '../../src/config/explain.js';
 import { limitPolicyOf, parseConfigText } from '../../src/config/load.js';
 import { formatEffectiveConfig } from '../../src/config/print.js';
 import { CEILING_CHOICES, CEILINGS, describeCeilingValue } from '../../src/core/ceilings.js';
-import { limitErrorMessage, toolCallRefusal } from '../../src/core/errors.js';
 import { resolveLimits } from '../../src/core/limits.js';
+import { ceilingError, toolCallRefusal } from '../../src/core/refusals/answers.js';
 import type { LimitMode, LimitPolicy } from '../../src/core/types.js';
 import { type JudgeContext, messageSizeCheck } from '../../src/inspect/message-verdict.js';
 import { ExchangeSummary } from '../../src/inspect/observer.js';
@@ -240,7 +240,7 @@ describe('the table', () => {
     expect(describeCeilingValue({ unit: 'messages' }, 1234)).toBe('1,234 messages');
     expect(describeCeilingValue({ unit: 'bytes' }, 2048)).toBe('2,048 bytes (2.00 KiB)');
     expect(describeCeilingValue({ unit: 'levels' }, 1000)).toBe('1,000 levels');
-    const body = limitErrorMessage({
+    const body = ceilingError({
       limit: 'response.maxMessageBytes',
       direction: 'response',
       limitValue: 1024,
@@ -345,7 +345,7 @@ describe('response.toolCallRefusal', () => {
   });
 
   it('result: the error message as a tool error result, resultType from 2026-07-28; error: the error itself', () => {
-    const error = limitErrorMessage(violation);
+    const error = ceilingError(violation);
     expect(toolCallRefusal(error, 'error', '2026-07-28')).toBe(error);
     expect(toolCallRefusal(error, 'result', '2025-11-25')).toEqual({
       jsonrpc: '2.0',
@@ -365,13 +365,13 @@ describe('response.toolCallRefusal', () => {
   });
 
   it('the error of an answer says what to do: a tool call asks for less, another method names the key', () => {
-    expect(limitErrorMessage(violation).error.message).toContain('Call the tool again for less');
-    const listing = limitErrorMessage({ ...violation, method: 'tools/list', tool: undefined });
+    expect(ceilingError(violation).error.message).toContain('Call the tool again for less');
+    const listing = ceilingError({ ...violation, method: 'tools/list', tool: undefined });
     expect(listing.error.message).toMatch(
       /; mcp-edge replaced the answer whole\. If answers this large are expected, the mcp-edge operator can raise response\.maxMessageBytes for tools\/list\.$/,
     );
     // A request refused is the client's to shrink: its words are unchanged.
-    const request = limitErrorMessage({
+    const request = ceilingError({
       ...violation,
       limit: 'request.maxMessageBytes',
       direction: 'request',

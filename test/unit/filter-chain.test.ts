@@ -2,7 +2,7 @@
 // that throws or rejects costs (a log line under its name, never the exchange).
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { edgeRefusal } from '../../src/core/errors.js';
+import { edgeAnswer } from '../../src/core/refusals/answers.js';
 import { messageSizeCheck } from '../../src/inspect/message-verdict.js';
 import { runtimeOf, startExchange } from '../../src/proxy/exchange.js';
 import { filterChainOf } from '../../src/proxy/filters/chosen.js';
@@ -25,7 +25,7 @@ const request: ExchangeRequest = {
   setUpstreamHeader() {},
   setUpstreamMeta() {},
 };
-const tooMany = edgeRefusal(429, 'invalid_request', 'later', 1, { 'retry-after': '3' });
+const tooMany = edgeAnswer('quota_store_unavailable', { retryAfterSeconds: 3 }, 1);
 
 function chainOf(filters: ExchangeFilter[]) {
   const log = capturedLog();

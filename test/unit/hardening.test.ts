@@ -3,7 +3,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { lostResponseMessage } from '../../src/core/errors.js';
+import { edgeError } from '../../src/core/refusals/answers.js';
 import { CUT_EVENT_TYPE, closingOfCutEvent, endsBetweenEvents } from '../../src/core/sse-framer.js';
 import type { LimitPolicy } from '../../src/core/types.js';
 import { ExchangeSummary } from '../../src/inspect/observer.js';
@@ -34,7 +34,7 @@ const STREAM =
 
 describe('closing an event the upstream cut off', () => {
   it('cut anywhere, the next event the client dispatches as a message is the edge\u2019s own, whole', () => {
-    const error = `event: message\ndata: ${JSON.stringify(lostResponseMessage(7, 'cut'))}\n\n`;
+    const error = `event: message\ndata: ${JSON.stringify(edgeError('answer_lost', { detail: 'cut' }, 7))}\n\n`;
     const isMessage = (e: EventSourceMessage) => e.event === undefined || e.event === 'message';
     const whole = dispatched(STREAM)
       .filter(isMessage)
@@ -46,7 +46,7 @@ describe('closing an event the upstream cut off', () => {
           .filter(isMessage)
           .map((e) => e.data);
         // The last message is the edge's error, whole; every one before it is an event of the stream, whole.
-        expect(messages.at(-1)).toBe(JSON.stringify(lostResponseMessage(7, 'cut')));
+        expect(messages.at(-1)).toBe(JSON.stringify(edgeError('answer_lost', { detail: 'cut' }, 7)));
         expect(messages.slice(0, -1)).toEqual(whole.slice(0, messages.length - 1));
       }),
       { numRuns: 500 },
@@ -86,7 +86,8 @@ describe('closing an event the upstream cut off', () => {
     const pieces = [
       ...inspector.push(Buffer.from('data: {"jsonrpc":"2.0","id":7,"result":{"con')).toClient,
       ...inspector.end().toClient,
-      ...inspector.answerLost((id) => lostResponseMessage(id, 'the stream broke off'), true).toClient,
+      ...inspector.answerLost((id) => edgeError('answer_lost', { detail: 'the stream broke off' }, id), true)
+        .toClient,
     ];
     const text = pieces.map((p) => (typeof p === 'string' ? p : Buffer.from(p).toString())).join('');
     const events = dispatched(text);

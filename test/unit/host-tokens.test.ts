@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { hostBudgetErrorMessage } from '../../src/core/errors.js';
+import { edgeError } from '../../src/core/refusals/answers.js';
+import type { HostBudgetViolation } from '../../src/core/refusals/facts.js';
 import { countTextTokens, MAX_PIECE_CHARS } from '../../src/hosts/tokens.js';
 
 /** The library itself, called the way the edge called it before: the reference count. */
@@ -136,7 +137,7 @@ describe('counting tokens for a host budget', () => {
   });
 
   it('tells the model an estimated size as "about"', () => {
-    const e = hostBudgetErrorMessage({
+    const e = hostBudgetError({
       host: 'claude-code',
       title: 'Claude Code',
       unit: 'tokens',
@@ -152,3 +153,7 @@ describe('counting tokens for a host budget', () => {
     expect(e.error.data).toMatchObject({ observed: 131_072, observedIsEstimate: true });
   });
 });
+
+function hostBudgetError(violation: HostBudgetViolation) {
+  return edgeError('answer_over_host_budget', { violation }, violation.id);
+}

@@ -1,7 +1,8 @@
 // Host recognition, the hostBudgets action, and a tool result measured as each host sees it.
 import { describe, expect, it } from 'vitest';
-import { hostBudgetErrorMessage } from '../../src/core/errors.js';
 import { emptyChannels } from '../../src/core/measure.js';
+import { edgeError } from '../../src/core/refusals/answers.js';
+import type { HostBudgetViolation } from '../../src/core/refusals/facts.js';
 import { clientIdentityOf, HostTable, userAgentProduct } from '../../src/hosts/host-table.js';
 import { BUILTIN_HOST_PROFILES } from '../../src/hosts/profiles.js';
 import { measureForHost } from '../../src/hosts/result-size.js';
@@ -138,7 +139,7 @@ describe('a result in the host unit', () => {
 
 describe('the refusal the model reads', () => {
   it('names the host, its budget, the size, and what to do', () => {
-    const e = hostBudgetErrorMessage({
+    const e = hostBudgetError({
       host: 'gemini-cli',
       title: 'Gemini CLI',
       unit: 'characters',
@@ -210,3 +211,7 @@ describe('catalog weight across pages', () => {
     );
   });
 });
+
+function hostBudgetError(violation: HostBudgetViolation) {
+  return edgeError('answer_over_host_budget', { violation }, violation.id);
+}

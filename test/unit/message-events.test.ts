@@ -4,8 +4,8 @@
 // as soon as it crosses its ceiling.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lostResponseMessage } from '../../src/core/errors.js';
 import { type MessageEvent, MessageSseItems, sseFraming } from '../../src/core/message-events.js';
+import { edgeError } from '../../src/core/refusals/answers.js';
 import type { LimitMode } from '../../src/core/types.js';
 import type { JudgeContext } from '../../src/inspect/message-verdict.js';
 import { PendingRequests } from '../../src/inspect/pending-requests.js';
@@ -116,7 +116,7 @@ describe('messages judged as messages', () => {
           const fromBytes = [
             bytesInspector.push(framedBytes(events)),
             bytesInspector.end(),
-            bytesInspector.answerLost((id) => lostResponseMessage(id, 'gone'), true),
+            bytesInspector.answerLost((id) => edgeError('answer_lost', { detail: 'gone' }, id), true),
           ];
           const asMessages = context(mode, ceiling, [0, 1, 2, 3]);
           const messageInspector = new SseResponseInspector(asMessages.ctx, ceiling);
@@ -127,7 +127,7 @@ describe('messages judged as messages', () => {
               return out;
             }),
             messageInspector.end(),
-            messageInspector.answerLost((id) => lostResponseMessage(id, 'gone'), true),
+            messageInspector.answerLost((id) => edgeError('answer_lost', { detail: 'gone' }, id), true),
           ];
           expect(clientBytes(fromMessages)).toBe(clientBytes(fromBytes));
           expect(asMessages.answered.ids()).toEqual(asBytes.answered.ids());

@@ -5,10 +5,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRecord, startsWithBom } from '../../src/core/bytes.js';
 import { idKey } from '../../src/core/client-names.js';
-import { edgeRefusal, parseErrorRefusal, requestRefusal } from '../../src/core/errors.js';
 import { splitTopLevel } from '../../src/core/json-scan.js';
 import { parseJsonRpcBody } from '../../src/core/jsonrpc.js';
 import { resolveLimits } from '../../src/core/limits.js';
+import { ceilingRefusal, edgeAnswer } from '../../src/core/refusals/answers.js';
 import type { LimitMode, LimitPolicy, LimitViolation } from '../../src/core/types.js';
 import { type JudgeContext, judgeMessage } from '../../src/inspect/message-verdict.js';
 import { PAGINATED_METHODS } from '../../src/inspect/pagination-guard.js';
@@ -95,25 +95,16 @@ function judgedByParsing(ctx: JudgeContext, bytes: Uint8Array): Outcome {
     if (split.spans.length > batchLimit) {
       const v = batchViolation(ctx, batchLimit, split.spans.length);
       ctx.observer.limitExceeded(v, 'rejected');
-      return refused(requestRefusal(v));
+      return refused(ceilingRefusal(v));
     }
   }
   const parsed = parseJsonRpcBody(bytes);
-  if (!parsed.ok) return refused(parseErrorRefusal(parsed.error));
+  if (!parsed.ok) return refused(edgeAnswer('not_json', { detail: parsed.error }));
   if (parsed.batch && batchLimit !== null && parsed.messages.length > batchLimit)
     ctx.observer.limitExceeded(batchViolation(ctx, batchLimit, parsed.messages.length), 'observed');
-  if (parsed.messages.length === 0)
-    return refused(edgeRefusal(400, 'invalid_request', 'Request body is an empty JSON-RPC batch'));
+  if (parsed.messages.length === 0) return refused(edgeAnswer('empty_batch', {}));
   const invalid = parsed.messages.find((m) => m.kind === 'invalid');
-  if (invalid !== undefined)
-    return refused(
-      edgeRefusal(
-        400,
-        'invalid_request',
-        'Request body holds a message that is not JSON-RPC 2.0 (it needs "jsonrpc":"2.0" and a method, result or error)',
-        invalid.id ?? null,
-      ),
-    );
+  if (invalid !== undefined) return refused(edgeAnswer('not_json_rpc', {}, invalid.id ?? null));
   const single = parsed.batch ? undefined : parsed.messages[0];
   const bodyLimit = resolveLimits(ctx.policy, {
     tenant: ctx.tenant,
@@ -133,14 +124,14 @@ function judgedByParsing(ctx: JudgeContext, bytes: Uint8Array): Outcome {
       id: single?.id ?? null,
     };
     ctx.observer.limitExceeded(v, ctx.mode === 'observe' ? 'observed' : 'rejected');
-    if (ctx.mode === 'enforce') return refused(requestRefusal(v));
+    if (ctx.mode === 'enforce') return refused(ceilingRefusal(v));
   }
   const listings: unknown[] = [];
   let refusal: Outcome | undefined;
   for (const message of parsed.messages) {
     const verdict = judgeMessage(ctx, message.bytes, message.value, message);
     if (verdict.action !== 'forward' && verdict.violation !== undefined && refusal === undefined)
-      refusal = refused(requestRefusal(verdict.violation));
+      refusal = refused(ceilingRefusal(verdict.violation));
     const params = isRecord(message.value) ? message.value.params : undefined;
     // The listings the pagination bound counts: the four paginated methods (a mutated "esources/list" is none).
     if (message.kind === 'request' && message.id !== undefined && PAGINATED_METHODS.has(message.method ?? ''))

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { EdgeHttpError } from '../../src/core/errors.js';
+import type { EdgeHttpError } from '../../src/core/refusals/answers.js';
 import type { Exchange, ShutdownEnding } from '../../src/proxy/exchange.js';
 import { Shutdown } from '../../src/proxy/shutdown.js';
 

@@ -7,8 +7,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
-import type { EdgeHttpError } from '../../core/errors.js';
 import type { Outcome } from '../../core/outcome.js';
+import type { EdgeHttpError } from '../../core/refusals/answers.js';
 import type { AnswerCheck, JudgedMessage, MessageCheck } from '../../inspect/message-verdict.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
 import type { RequestMessage } from '../../inspect/request-body.js';

@@ -1,6 +1,6 @@
 // The pagination bound as an exchange filter: a listing request (one message, in a session the upstream
 // accepted) is counted against pagination.maxPagesPerListing before it goes upstream, and refused past it.
-import { paginationBoundAnswer } from '../../core/errors.js';
+import { edgeAnswer } from '../../core/refusals/answers.js';
 import { PAGINATED_METHODS, pageOverBound } from '../../inspect/pagination-guard.js';
 import type { ExchangeFilter } from './exchange-filter.js';
 
@@ -16,7 +16,9 @@ export function paginationBoundFilter(): ExchangeFilter {
       // The runtime the exchange started with: a reload applies to the exchanges after it.
       const bound = exchange.runtime.maxPagesPerListing;
       const page = pageOverBound(request.session.pages, { method, continues: listing.continues }, bound);
-      return page === undefined ? undefined : paginationBoundAnswer(id, method, page, bound);
+      return page === undefined
+        ? undefined
+        : edgeAnswer('pagination_bound', { method, page, maxPages: bound }, id);
     },
   };
 }

@@ -2,7 +2,7 @@
 // or its tenant's share of keys held), with the metrics each records; a store's failure as onStoreError says.
 import type { Logger } from 'pino';
 import type { QuotasConfig } from '../../config/schema.js';
-import { type EdgeHttpError, quotaKeysRefusal, quotaRefusal, quotaStoreRefusal } from '../../core/errors.js';
+import { type EdgeHttpError, edgeAnswer } from '../../core/refusals/answers.js';
 import type { JsonRpcId } from '../../core/types.js';
 import type { QuotaMetrics } from '../../metrics/quota-metrics.js';
 import type { ReservationLedger } from '../../quotas/reservations.js';
@@ -47,31 +47,27 @@ export function quotaDecision(
   // A batch is refused whole, for no one of its ids.
   const id: JsonRpcId = request.batch ? null : (request.messages[0]?.id ?? null);
   if (result.refusedFor === 'keys') {
-    return quotaKeysRefusal(
-      {
-        tenant: exchange.tenant,
-        keysPerTenant: state.keysPerTenant,
-        maxKeys: state.config.maxKeys,
-        tenants: state.tenants,
-        rule: refused.key.rule.name,
-        retryAfterSeconds: result.retryAfterSeconds,
-      },
-      id,
-    );
-  }
-  return quotaRefusal(
-    {
-      rule: refused.key.rule.name,
-      window: refused.key.rule.window,
-      measure: refused.key.measure,
-      limit: refused.limit,
-      used: result.used[result.refused] ?? 0,
-      retryAfterSeconds: result.retryAfterSeconds,
+    const share = {
       tenant: exchange.tenant,
-      tool: refused.key.tool,
-    },
-    id,
-  );
+      keysPerTenant: state.keysPerTenant,
+      maxKeys: state.config.maxKeys,
+      tenants: state.tenants,
+      rule: refused.key.rule.name,
+      retryAfterSeconds: result.retryAfterSeconds,
+    };
+    return edgeAnswer('quota_keys_exhausted', { share }, id);
+  }
+  const quota = {
+    rule: refused.key.rule.name,
+    window: refused.key.rule.window,
+    measure: refused.key.measure,
+    limit: refused.limit,
+    used: result.used[result.refused] ?? 0,
+    retryAfterSeconds: result.retryAfterSeconds,
+    tenant: exchange.tenant,
+    tool: refused.key.tool,
+  };
+  return edgeAnswer('quota_exceeded', { quota }, id);
 }
 
 /**
@@ -124,6 +120,8 @@ export function storeFailures(
       lastLoggedAt = now;
       unlogged = 0;
     }
-    return config.onStoreError === 'refuse' ? quotaStoreRefusal(id, STORE_RETRY_AFTER_SECONDS) : undefined;
+    return config.onStoreError === 'refuse'
+      ? edgeAnswer('quota_store_unavailable', { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS }, id)
+      : undefined;
   };
 }

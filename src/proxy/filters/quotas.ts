@@ -6,8 +6,8 @@
 // allows or refuses (503).
 import type { Logger } from 'pino';
 import type { EdgeConfig, QuotasConfig } from '../../config/schema.js';
-import type { EdgeHttpError } from '../../core/errors.js';
 import { resolveLimits } from '../../core/limits.js';
+import type { EdgeHttpError } from '../../core/refusals/answers.js';
 import type { JsonRpcId } from '../../core/types.js';
 import type { RequestMessage } from '../../inspect/request-body.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
