@@ -11,10 +11,10 @@ import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
 import { headerValue, isJson } from '../core/headers.js';
 import { resolveLimits } from '../core/limits.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
+import { type Exchange, holdBounds, judgeContext } from '../exchange/exchange.js';
 import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
-import { type Exchange, holdBounds, judgeContext } from './exchange.js';
 import type { Hold } from './held-bytes.js';
 import { endedByEdge } from './local-reply.js';
 

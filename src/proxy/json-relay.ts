@@ -5,18 +5,18 @@
 // message cut short is a body that broke off.
 import { shutdownAnswer } from '../core/errors.js';
 import type { MessageEvent } from '../core/message-events.js';
-import { JsonResponseInspector } from '../inspect/json-response.js';
-import type { RelayVerdict } from '../inspect/relay-verdict.js';
-import type { ClientResponse } from './client-response.js';
-import { answerUpstream, type EdgeContext } from './edge-context.js';
-import { upstreamFailureAnswer } from './edge-error.js';
 import {
   type Exchange,
   judgeContext,
   onlyRequestWaiting,
   responseHoldBytes,
   subjectsWaiting,
-} from './exchange.js';
+} from '../exchange/exchange.js';
+import { JsonResponseInspector } from '../inspect/json-response.js';
+import type { RelayVerdict } from '../inspect/relay-verdict.js';
+import type { ClientResponse } from './client-response.js';
+import { answerUpstream, type EdgeContext } from './edge-context.js';
+import { upstreamFailureAnswer } from './edge-error.js';
 import { endedByEdge, respondLocally } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
 

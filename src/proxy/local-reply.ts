@@ -5,8 +5,8 @@
 import type { FastifyReply } from 'fastify';
 import type { EdgeHttpError } from '../core/errors.js';
 import type { Outcome } from '../core/outcome.js';
+import type { Exchange } from '../exchange/exchange.js';
 import type { Upstream } from '../upstream/upstream.js';
-import type { Exchange } from './exchange.js';
 
 /**
  * Whoever owns the response now: Fastify's reply until a relay takes the raw response (then a ClientResponse,

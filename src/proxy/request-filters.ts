@@ -2,9 +2,9 @@
 // has none), before anything of it goes upstream, the filters may refuse it whole (a quota, the pagination
 // bound) or set headers on its upstream request (a traceparent).
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Exchange } from '../exchange/exchange.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
-import type { Exchange } from './exchange.js';
 import type { ExchangeRequest } from './filters/exchange-filter.js';
 
 const NO_MESSAGES = { messages: [], batch: false } as const;

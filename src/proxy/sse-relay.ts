@@ -8,11 +8,11 @@ import { type JsonRpcErrorMessage, lostResponseMessage, shutdownMessage } from '
 import type { MessageEvent } from '../core/message-events.js';
 import type { Outcome } from '../core/outcome.js';
 import type { JsonRpcId } from '../core/types.js';
+import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from '../exchange/exchange.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import { SseResponseInspector } from '../inspect/sse-response.js';
 import { type ClientResponse, CoalescedWriter } from './client-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
-import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 import { endedByEdge } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
 

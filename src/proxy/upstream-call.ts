@@ -15,6 +15,7 @@ import {
 } from '../core/errors.js';
 import { guardWith } from '../core/guard.js';
 import { clientResponseHeaders, contentCoding, isEventStream, isJson } from '../core/headers.js';
+import { upstreamView } from '../exchange/exchange.js';
 import {
   FORWARDED_METHODS,
   type ForwardedMethod,
@@ -24,7 +25,6 @@ import {
 } from '../upstream/upstream.js';
 import { ClientResponse } from './client-response.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
-import { upstreamView } from './exchange.js';
 import { endedByEdge, respondLocally } from './local-reply.js';
 import { answersAsJson, messagesAnswer } from './message-framing.js';
 import { type RelayedAnswer, sourceOf } from './relayed-answer.js';

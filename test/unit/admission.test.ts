@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { edgeRefusal } from '../../src/core/errors.js';
+import { runtimeOf } from '../../src/exchange/exchange.js';
 import { admit } from '../../src/proxy/admission.js';
-import { runtimeOf } from '../../src/proxy/exchange.js';
 import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
 import { parseHost } from '../../src/proxy/host-origin.js';
 import { createLogger } from '../../src/run.js';

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { edgeRefusal } from '../../src/core/errors.js';
+import { runtimeOf, startExchange } from '../../src/exchange/exchange.js';
 import { messageSizeCheck } from '../../src/inspect/message-verdict.js';
-import { runtimeOf, startExchange } from '../../src/proxy/exchange.js';
 import { filterChainOf } from '../../src/proxy/filters/chosen.js';
 import {
   type ExchangeFilter,

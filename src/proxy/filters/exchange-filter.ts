@@ -9,12 +9,12 @@ import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { EdgeHttpError } from '../../core/errors.js';
 import type { Outcome } from '../../core/outcome.js';
+import type { Exchange, ExchangeFilters } from '../../exchange/exchange.js';
 import type { AnswerCheck, JudgedMessage, MessageCheck } from '../../inspect/message-verdict.js';
 import type { InspectionObserver } from '../../inspect/observer.js';
 import type { RequestMessage } from '../../inspect/request-body.js';
 import type { SessionState } from '../../inspect/session-store.js';
 import type { UndeliveredReason } from '../../upstream/upstream.js';
-import type { Exchange, ExchangeFilters } from '../exchange.js';
 import { GuardedObserver, type ObserverFailed } from './guarded-observer.js';
 
 /** What admission learned beside the tenant. */

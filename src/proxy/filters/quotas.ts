@@ -9,6 +9,7 @@ import type { EdgeConfig, QuotasConfig } from '../../config/schema.js';
 import type { EdgeHttpError } from '../../core/errors.js';
 import { resolveLimits } from '../../core/limits.js';
 import type { JsonRpcId } from '../../core/types.js';
+import type { Exchange } from '../../exchange/exchange.js';
 import type { RequestMessage } from '../../inspect/request-body.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import { type QuotaMetrics, quotaMetricsOf } from '../../metrics/quota-metrics.js';
@@ -25,7 +26,6 @@ import {
 import { keysPerTenantOf, quotaStoreOf, storeIdentity } from '../../quotas/select-store.js';
 import type { QuotaStore, TakeResult } from '../../quotas/store.js';
 import { tenantsOf } from '../../tenancy/tenants.js';
-import type { Exchange } from '../exchange.js';
 import type { ExchangeFilter, ExchangeRequest } from './exchange-filter.js';
 import { ExchangeSlot } from './exchange-slot.js';
 import { type QuotaState, quotaDecision, storeFailures } from './quota-decisions.js';

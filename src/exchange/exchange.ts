@@ -1,5 +1,6 @@
 // One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
-// and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
+// and what was seen. In-flight exchanges keep the runtime they started with, even across a reload. The record
+// sits below the shell (src/proxy) and the filters (src/proxy/filters): both import it, it imports neither.
 import { limitPolicyOf } from '../config/load.js';
 import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
@@ -66,8 +67,8 @@ export function holdBounds(
 }
 
 /**
- * What the filter chain gives each exchange (FilterChain in filters/exchange-filter.ts, which imports this
- * file): the observers of its messages, the checks they go through, and the hook told what became of each.
+ * What the filter chain gives each exchange (FilterChain in src/proxy/filters/exchange-filter.ts, which imports
+ * this file): the observers of its messages, the checks they go through, and the hook told what became of each.
  */
 export interface ExchangeFilters {
   observers(tenant: string, exchange: Exchange): InspectionObserver[];
