@@ -236,6 +236,6 @@ function judgedBody(
   const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
   if (!verdict.ok) return new EdgeError(verdict.refusal);
   exchange.bodyRouting = verdict.routing;
-  exchange.request = { messages: verdict.messages, batch: verdict.batch };
+  exchange.request = { messages: verdict.messages, batch: verdict.batch, read: verdict.read };
   return undefined;
 }

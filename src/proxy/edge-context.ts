@@ -8,7 +8,7 @@ import type { Exchange } from '../exchange/exchange.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import type { UntrustedHeaderLog } from '../tenancy/untrusted-header-log.js';
 import type { Upstream } from '../upstream/upstream.js';
-import type { FilterChain } from './filters/exchange-filter.js';
+import type { FilterChain } from './filters/filter-chain.js';
 import type { HeldBytes } from './held-bytes.js';
 import type { SilenceWatch } from './silence-watch.js';
 

@@ -30,6 +30,16 @@ class StalledBodyError extends Error {
 export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'> &
   Partial<Pick<EdgeContext, 'held'>>;
 
+/** The inspector of the exchange's answer: its ceilings, the requests it answers, the edge's own answers to join. */
+function inspectorFor(ctx: JsonRelayContext, exchange: Exchange): JsonResponseInspector {
+  return new JsonResponseInspector(
+    judgeContext(exchange, 'response', ctx.sessions),
+    responseHoldBytes(exchange, subjectsWaiting(exchange)),
+    exchange.pending.ids(),
+    exchange.localAnswers?.map((answer) => answer.body),
+  );
+}
+
 export function relayJson(
   ctx: JsonRelayContext,
   exchange: Exchange,
@@ -41,11 +51,7 @@ export function relayJson(
   const messages = body.kind === 'messages';
   // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
   const guard = client.guard;
-  const inspector = new JsonResponseInspector(
-    judgeContext(exchange, 'response', ctx.sessions),
-    responseHoldBytes(exchange, subjectsWaiting(exchange)),
-    exchange.pending.ids(),
-  );
+  const inspector = inspectorFor(ctx, exchange);
   /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
   let streaming = false;
   /** The body held until it is judged (mcp_edge_held_bytes); let go once it is sent, replaced or dropped. */
@@ -129,7 +135,8 @@ export function relayJson(
       hold?.release();
       const out = inspector.end();
       if (streaming) {
-        raw.end();
+        // What closes a streamed body the edge joined its own answers to, if anything.
+        raw.end(out.toClient[0]);
         return;
       }
       if (client.closed) return;

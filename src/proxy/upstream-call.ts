@@ -55,6 +55,13 @@ function refusalAnswer(refusal: UpstreamRefusal, exchange: UpstreamExchange): Ed
   return idInUseRefusal(ids.length === 1 ? (ids[0] ?? null) : null, refusal.detail);
 }
 
+/** What goes upstream: the body as the client sent it, or what the filters let on of a batch (forwardedBody). */
+function bodyOf(request: FastifyRequest): Buffer {
+  const forwarded = request.exchange?.forwardedBody;
+  if (forwarded !== undefined) return forwarded;
+  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+}
+
 export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, options: McpRouteOptions): void {
   const { upstream } = ctx;
   const { respond } = options;
@@ -100,7 +107,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
         query: query === -1 ? '' : url.slice(query),
         headers: request.headers,
         peer: request.socket.remoteAddress,
-        body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        body: bodyOf(request),
       },
       exchange: view,
       deliver(response) {
