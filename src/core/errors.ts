@@ -10,6 +10,8 @@ export const CODE_REQUEST_REFUSED = -32600;
 export const CODE_PARSE_ERROR = -32700;
 /** A response (or upstream exchange) that could not be delivered. Outside -32000..-32099 on purpose: the SDKs use that range. */
 export const CODE_RESPONSE_UNDELIVERABLE = -32603;
+/** MCP's HeaderMismatch (protocol revision 2026-07-28, SEP-2243): a request's headers disagree with its body. */
+export const CODE_HEADER_MISMATCH = -32020;
 
 export type EdgeErrorReason =
   | 'limit_exceeded'
@@ -31,6 +33,7 @@ export type EdgeErrorReason =
   | 'quota_keys_exhausted'
   | 'quota_store_unavailable'
   | 'ambiguous_message'
+  | 'header_mismatch'
   | 'edge_failure';
 
 export interface JsonRpcErrorMessage {
@@ -692,4 +695,47 @@ export function ambiguousMessageNotice(
       },
     },
   };
+}
+
+/** How a request's Mcp-Method or Mcp-Name header disagrees with its body (the values in their bounded forms). */
+export interface HeaderMismatch {
+  /** The header, as the specification spells it. */
+  header: 'Mcp-Method' | 'Mcp-Name';
+  /** The body's member it mirrors: `method`, `params.name` or `params.uri`. */
+  field: string;
+  /** The body's value of that member. */
+  body: string;
+  /** What the header says: undefined when it is missing, null when it is no value the specification allows. */
+  sent: string | null | undefined;
+}
+
+/**
+ * A request whose Mcp-Method or Mcp-Name header is missing, malformed or disagrees with its body (protocol
+ * revision 2026-07-28, SEP-2243): 400 with -32020 (HeaderMismatch) for its id, nothing forwarded. Whoever routes,
+ * limits or counts by the header while the server runs the body would be a confused deputy.
+ */
+export function headerMismatchRefusal(m: HeaderMismatch, id: JsonRpcId): EdgeHttpError {
+  const said =
+    m.sent === undefined
+      ? `there is no ${m.header} header, which protocol revision 2026-07-28 requires`
+      : m.sent === null
+        ? `the ${m.header} header is no value the specification allows (plain ASCII, or for Mcp-Name a =?base64?...?= sentinel of UTF-8)`
+        : `the ${m.header} header says "${m.sent}"`;
+  const body: JsonRpcErrorMessage = {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: CODE_HEADER_MISMATCH,
+      message: `Header mismatch: the body's ${m.field} is "${m.body}" but ${said}; mcp-edge refuses a request whose headers and body disagree`,
+      data: {
+        reason: 'header_mismatch',
+        header: m.header,
+        field: m.field,
+        bodyValue: m.body,
+        ...(typeof m.sent === 'string' ? { headerValue: m.sent } : {}),
+        enforcedBy: 'mcp-edge',
+      },
+    },
+  };
+  return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify(body), outcome: 'refused' };
 }
