@@ -78,9 +78,15 @@ export class JsonResponseInspector {
     // The common case: nothing changes and the body goes on as it came (its chunks), never decoded to text.
     const asItCame: Uint8Array[] = this.#chunks.length === 1 ? [body] : this.#chunks.splice(0);
     const read = this.#judge(body);
-    const unchanged = read === undefined || read.verdicts.every((verdict) => verdict.action === 'forward');
-    // A body no client can read stays as it came: joined to the edge's answers it would be read no better.
-    if (read === undefined || (unchanged && this.local.length === 0))
+    const local = this.local;
+    if (read === undefined) {
+      // A body no client can read stays as it came (joined to the edge's answers it would be read no better);
+      // an empty one (the upstream took the rest of a batch without an answer) leaves the edge's alone.
+      if (local.length === 0 || this.#held > 0)
+        return { action: 'forward', toClient: asItCame, toUpstream: [] };
+      return { action: 'replace', toClient: [`[${local.join(',')}]`], toUpstream: [] };
+    }
+    if (local.length === 0 && read.verdicts.every((verdict) => verdict.action === 'forward'))
       return { action: 'forward', toClient: asItCame, toUpstream: [] };
     const { parsed, verdicts } = read;
     const parts: string[] = [];
@@ -96,7 +102,6 @@ export class JsonResponseInspector {
         if (verdict.answerToSender !== undefined) toUpstream.push(verdict.answerToSender);
       }
     });
-    const local = this.local;
     const replaced =
       local.length > 0
         ? `[${[...local, ...parts].join(',')}]`

@@ -75,6 +75,13 @@ describe("the edge's answers joined to the upstream's JSON answer", () => {
     expect(JSON.parse(text([inspector.end()]))).toEqual([...LOCAL, answer(1, 3)].map((m) => JSON.parse(m)));
   });
 
+  it('an empty body (the upstream took the rest without an answer): the edge answers alone', () => {
+    const inspector = inspectorFor('enforce', 1 << 20, []);
+    const out = inspector.end();
+    expect(out.action).toBe('replace');
+    expect(JSON.parse(text([out]))).toEqual(LOCAL.map((m) => JSON.parse(m)));
+  });
+
   it('a body over its ceiling (enforce): the limit errors for the requests that wait, with the edge answers', () => {
     const inspector = inspectorFor('enforce', 100, [1]);
     const out = inspector.push(enc.encode(`[${answer(1, 500)}]`));
