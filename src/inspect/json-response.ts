@@ -1,7 +1,8 @@
 // Inspects an application/json response: held up to the ceiling that can apply to it, then forwarded
 // byte for byte, or answered with a JSON-RPC error for the same id (HTTP 200: SDK clients surface only
-// a 2xx JSON-RPC error to the caller with its code and data).
-import { contiguousView, decodeUtf8 } from '../core/bytes.js';
+// a 2xx JSON-RPC error to the caller with its code and data). The edge's own answers to messages of the
+// batch it refused (the others went upstream) join the upstream's in one batch, however the body goes.
+import { CLOSE_BRACKET, contiguousView, decodeUtf8, isJsonWhitespace, OPEN_BRACKET } from '../core/bytes.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { parseAnswerBody } from '../core/jsonrpc.js';
 import { scanJsonRpcBody } from '../core/message-scan.js';
@@ -28,15 +29,19 @@ export class JsonResponseInspector {
   readonly #chunks: Uint8Array[] = [];
   #held = 0;
   #scanner: EnvelopeHeadScanner | undefined;
+  /** Observe mode past every ceiling, with answers of the edge's own: joins them to the body as it streams. */
+  #joined: JoinedStream | undefined;
 
   /**
    * holdBytes: the ceiling of the answer this exchange waits for (sum over a batch; null: none).
    * waiting: ids of the requests this response answers, for answers too large to read to their id.
+   * local: the edge's own answers (serialized messages) to the refused messages of this exchange's batch.
    */
   constructor(
     private readonly ctx: JudgeContext,
     private readonly holdBytes: number | null,
     private readonly waiting: JsonRpcId[],
+    private readonly local: readonly string[] = [],
   ) {}
 
   get heldBytes(): number {
@@ -51,7 +56,7 @@ export class JsonResponseInspector {
     this.#held += chunk.length;
     if (this.#scanner !== undefined) {
       this.#scanner.push(chunk);
-      return { action: 'forward', toClient: [chunk], toUpstream: [] };
+      return { action: 'forward', toClient: this.#joined?.push(chunk) ?? [chunk], toUpstream: [] };
     }
     this.#chunks.push(chunk);
     if (this.holdBytes === null || this.#held <= this.holdBytes) return HOLD;
@@ -63,7 +68,8 @@ export class JsonResponseInspector {
   end(): RelayVerdict {
     if (this.#scanner === undefined) return this.finish();
     this.endPassThrough();
-    return { action: 'forward', toClient: [], toUpstream: [] };
+    const closing = this.#joined?.end();
+    return { action: 'forward', toClient: closing !== undefined ? [closing] : [], toUpstream: [] };
   }
 
   /** The whole body arrived within the hold bound. */
@@ -72,7 +78,15 @@ export class JsonResponseInspector {
     // The common case: nothing changes and the body goes on as it came (its chunks), never decoded to text.
     const asItCame: Uint8Array[] = this.#chunks.length === 1 ? [body] : this.#chunks.splice(0);
     const read = this.#judge(body);
-    if (read === undefined || read.verdicts.every((verdict) => verdict.action === 'forward'))
+    const local = this.local;
+    if (read === undefined) {
+      // A body no client can read stays as it came (joined to the edge's answers it would be read no better);
+      // an empty one (the upstream took the rest of a batch without an answer) leaves the edge's alone.
+      if (local.length === 0 || this.#held > 0)
+        return { action: 'forward', toClient: asItCame, toUpstream: [] };
+      return { action: 'replace', toClient: [`[${local.join(',')}]`], toUpstream: [] };
+    }
+    if (local.length === 0 && read.verdicts.every((verdict) => verdict.action === 'forward'))
       return { action: 'forward', toClient: asItCame, toUpstream: [] };
     const { parsed, verdicts } = read;
     const parts: string[] = [];
@@ -88,7 +102,12 @@ export class JsonResponseInspector {
         if (verdict.answerToSender !== undefined) toUpstream.push(verdict.answerToSender);
       }
     });
-    const replaced = parsed.batch ? `[${parts.join(',')}]` : (parts[0] ?? '');
+    const replaced =
+      local.length > 0
+        ? `[${[...local, ...parts].join(',')}]`
+        : parsed.batch
+          ? `[${parts.join(',')}]`
+          : (parts[0] ?? '');
     return { action: 'replace', toClient: [replaced], toUpstream };
   }
 
@@ -137,8 +156,9 @@ export class JsonResponseInspector {
       if (verdict.action === 'replace') errors.push(JSON.stringify(verdict.replacement));
     }
     this.#chunks.length = 0;
-    const body =
-      errors.length === 1 || this.waiting.length <= 1 ? (errors[0] ?? '') : `[${errors.join(',')}]`;
+    errors.unshift(...this.local);
+    const single = this.local.length === 0 && (errors.length === 1 || this.waiting.length <= 1);
+    const body = single ? (errors[0] ?? '') : `[${errors.join(',')}]`;
     return { action: 'drop', toClient: [body], toUpstream: [] };
   }
 
@@ -152,11 +172,14 @@ export class JsonResponseInspector {
   }
 
   /** Observe mode: the body is larger than any ceiling; it is streamed on while its id is scanned for the record. */
-  startPassThrough(): Uint8Array[] {
+  startPassThrough(): (Uint8Array | string)[] {
     const held = this.#chunks.splice(0);
     this.#scanner = new EnvelopeHeadScanner();
     for (const chunk of held) this.#scanner.push(chunk);
-    return held;
+    if (this.local.length === 0) return held;
+    const joined = new JoinedStream(this.local.join(','));
+    this.#joined = joined;
+    return held.flatMap((chunk) => joined.push(chunk));
   }
 
   /** Observe mode: the passed-through body ended. */
@@ -165,4 +188,56 @@ export class JsonResponseInspector {
     judgeOversized(this.ctx, this.#scanner.snapshot(), this.#held, false);
     this.#scanner = undefined;
   }
+}
+
+/**
+ * A body streamed on with the edge's own answers joined in front of its messages, as one batch: after the
+ * body's `[` (or, for a lone message, a `[` of the edge's, closed at the end), then a comma unless the
+ * body's batch is empty. Only the first bytes are looked at; the rest passes as it comes.
+ */
+class JoinedStream {
+  /** Before the body's first byte, after its `[`, or past the point where anything is added. */
+  #at: 'start' | 'open' | 'through' = 'start';
+  /** The body was a lone message: the edge's `[` wants its `]`. */
+  #wrapped = false;
+
+  constructor(private readonly own: string) {}
+
+  push(chunk: Uint8Array): (Uint8Array | string)[] {
+    if (this.#at === 'through') return [chunk];
+    const out: (Uint8Array | string)[] = [];
+    let from = 0;
+    if (this.#at === 'start') {
+      const first = skipWhitespace(chunk, 0);
+      if (first === chunk.length) return [chunk];
+      if (chunk[first] !== OPEN_BRACKET) {
+        this.#wrapped = true;
+        this.#at = 'through';
+        return [chunk.subarray(0, first), `[${this.own},`, chunk.subarray(first)];
+      }
+      out.push(chunk.subarray(0, first + 1), this.own);
+      this.#at = 'open';
+      from = first + 1;
+    }
+    // After the body's `[`: its next byte that is not whitespace tells whether a comma goes in front of it.
+    const next = skipWhitespace(chunk, from);
+    out.push(chunk.subarray(from, next));
+    if (next === chunk.length) return out;
+    if (chunk[next] !== CLOSE_BRACKET) out.push(',');
+    out.push(chunk.subarray(next));
+    this.#at = 'through';
+    return out;
+  }
+
+  /** What closes the joined batch when the body ends. */
+  end(): string | undefined {
+    if (this.#wrapped) return ']';
+    return this.#at === 'start' ? `[${this.own}]` : undefined;
+  }
+}
+
+function skipWhitespace(bytes: Uint8Array, from: number): number {
+  let i = from;
+  while (i < bytes.length && isJsonWhitespace(bytes[i])) i++;
+  return i;
 }

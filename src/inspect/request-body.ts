@@ -34,6 +34,8 @@ export type RequestBodyVerdict =
       batch: boolean;
       /** Its messages in order, each judged within its ceilings. */
       messages: RequestMessage[];
+      /** The same messages as read (their bytes), in the same order. */
+      read: ScannedMessage[];
       /** What a stdio upstream routes by. */
       routing: BodyRouting;
     }
@@ -183,5 +185,5 @@ export function judgeRequestBody(ctx: JudgeContext, bytes: Uint8Array): RequestB
     });
   }
   if (refusal !== undefined) return { ok: false, refusal };
-  return { ok: true, batch: scanned.batch, messages: judged, routing: bodyRouting(messages) };
+  return { ok: true, batch: scanned.batch, messages: judged, read: messages, routing: bodyRouting(messages) };
 }

@@ -3,10 +3,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerValue } from '../core/headers.js';
 import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
+import { type EdgeRuntime, type Exchange, startExchange } from '../exchange/exchange.js';
 import type { TenantDecision } from '../tenancy/tenant-resolver.js';
 import { FORWARDED_METHODS } from '../upstream/upstream.js';
 import type { EdgeContext } from './edge-context.js';
-import { type EdgeRuntime, type Exchange, startExchange } from './exchange.js';
 import { hostOriginRefusal } from './host-origin.js';
 
 const ALLOW = FORWARDED_METHODS.join(', ');

@@ -4,30 +4,21 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { boundedOptional } from '../core/client-names.js';
 import { EnvelopeHeadScanner } from '../core/envelope-head.js';
 import { EXCHANGE_FAILED, type Guard, guardWith } from '../core/guard.js';
 import { headerValue, isJson } from '../core/headers.js';
-import { resolveLimits } from '../core/limits.js';
 import { ceilingRefusal, edgeAnswer } from '../core/refusals/answers.js';
 import type { JsonRpcId, MessageSubject } from '../core/types.js';
+import { type Exchange, holdBounds, judgeContext } from '../exchange/exchange.js';
 import { bodyViolation, judgeRequestBody } from '../inspect/request-body.js';
 import type { EdgeContext } from './edge-context.js';
 import { EdgeError } from './edge-error.js';
-import { type Exchange, holdBounds, judgeContext } from './exchange.js';
 import type { Hold } from './held-bytes.js';
 import { endedByEdge } from './local-reply.js';
 
 /** How much of a refused body is read and dropped (never held) so the client sees the 413. */
 const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
 const DISCARD_GRACE_MS = 2_000;
-
-/** Mcp-Method / Mcp-Name (protocol 2026-07-28) let a per-tool ceiling apply before the body is read. */
-function subjectFromHeaders(headers: IncomingHttpHeaders): MessageSubject {
-  const method = boundedOptional(headerValue(headers, 'mcp-method'));
-  const name = boundedOptional(headerValue(headers, 'mcp-name'));
-  return { method, tool: method === 'tools/call' ? name : undefined };
-}
 
 /**
  * After a refusal, the rest of a body is read and thrown away for a short while, so the client can
@@ -50,15 +41,20 @@ export function discardRest(payload: Readable, guard: Guard): void {
   payload.resume();
 }
 
+const UNKNOWN_SUBJECT: MessageSubject = { method: undefined, tool: undefined };
+
+/**
+ * A body refused before it was read whole: no method or tool is known yet (headers that name one are the
+ * client's claim, not the body: the header check compares them once the body is read).
+ */
 function refuseBody(
   exchange: Exchange,
   ceiling: number,
   observed: number,
   lowerBound: boolean,
-  hint: MessageSubject,
   id: JsonRpcId | undefined,
 ): EdgeError {
-  const v = bodyViolation(exchange, ceiling, observed, lowerBound, hint, id);
+  const v = bodyViolation(exchange, ceiling, observed, lowerBound, UNKNOWN_SUBJECT, id);
   exchange.observer.limitExceeded(v, 'rejected');
   const answer = ceilingRefusal(v);
   // The rest of the body is not read: the connection cannot be reused.
@@ -175,17 +171,14 @@ export function readBoundedBody(
     done(refusal, undefined);
     return;
   }
-  const hint = subjectFromHeaders(request.headers);
-  const ceiling =
-    hint.method !== undefined
-      ? resolveLimits(exchange.runtime.policy, { tenant: exchange.tenant, ...hint }).request.maxBodyBytes
-          .value
-      : holdBounds(exchange.runtime, exchange.tenant).requestBody;
+  // The largest body ceiling any method or tool of the tenant has: the body's own applies once it is read
+  // (judgeRequestBody), whatever its headers name.
+  const ceiling = holdBounds(exchange.runtime, exchange.tenant).requestBody;
   const enforced = exchange.mode === 'enforce' ? ceiling : null;
   const declared = Number(headerValue(request.headers, 'content-length') ?? Number.NaN);
   if (enforced !== null && Number.isFinite(declared) && declared > enforced) {
     discardRest(payload, guard);
-    done(refuseBody(exchange, enforced, declared, false, hint, undefined), undefined);
+    done(refuseBody(exchange, enforced, declared, false, undefined), undefined);
     return;
   }
   // The edge meets the client's expectation itself: the upstream gets a whole body and no Expect header.
@@ -193,7 +186,7 @@ export function readBoundedBody(
   readUpTo(
     payload,
     enforced,
-    (size, id) => refuseBody(exchange, enforced ?? 0, size, true, hint, id),
+    (size, id) => refuseBody(exchange, enforced ?? 0, size, true, id),
     (refused, body) => {
       if (body === undefined) done(refused, undefined);
       // A DELETE has no body: one sent with a content-type and nothing after it (the Python SDK's client puts
@@ -219,6 +212,6 @@ function judgedBody(
   const verdict = judgeRequestBody(judgeContext(exchange, 'request', ctx.sessions), body);
   if (!verdict.ok) return new EdgeError(verdict.refusal);
   exchange.bodyRouting = verdict.routing;
-  exchange.request = { messages: verdict.messages, batch: verdict.batch };
+  exchange.request = { messages: verdict.messages, batch: verdict.batch, read: verdict.read };
   return undefined;
 }

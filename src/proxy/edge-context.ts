@@ -4,11 +4,11 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config/schema.js';
 import type { JsonRpcErrorMessage } from '../core/refusals/answers.js';
+import type { Exchange } from '../exchange/exchange.js';
 import type { SessionStore } from '../inspect/session-store.js';
 import type { UntrustedHeaderLog } from '../tenancy/untrusted-header-log.js';
 import type { Upstream } from '../upstream/upstream.js';
-import type { Exchange } from './exchange.js';
-import type { FilterChain } from './filters/exchange-filter.js';
+import type { FilterChain } from './filters/filter-chain.js';
 import type { HeldBytes } from './held-bytes.js';
 import type { SilenceWatch } from './silence-watch.js';
 

@@ -6,8 +6,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { boundedUri } from '../core/client-names.js';
 import type { Outcome } from '../core/outcome.js';
-import type { Exchange } from './exchange.js';
-import type { FilterChain } from './filters/exchange-filter.js';
+import type { Exchange } from '../exchange/exchange.js';
+import type { FilterChain } from './filters/filter-chain.js';
 
 /** nginx's status for a request whose client went away before any response status was sent. */
 export const CLIENT_CLOSED_STATUS = 499;

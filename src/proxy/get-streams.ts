@@ -9,10 +9,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { boundedOptional } from '../core/client-names.js';
 import { headerValue } from '../core/headers.js';
 import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
+import type { Exchange } from '../exchange/exchange.js';
 import { getStreamsFull, openGetStream, type SessionState } from '../inspect/session-store.js';
 import type { RelayLog } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
-import type { Exchange } from './exchange.js';
 
 type GetStreamContext = Pick<EdgeContext, 'sessions'>;
 

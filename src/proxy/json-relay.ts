@@ -5,18 +5,18 @@
 // message cut short is a body that broke off.
 import type { MessageEvent } from '../core/message-events.js';
 import { edgeAnswer } from '../core/refusals/answers.js';
-import { JsonResponseInspector } from '../inspect/json-response.js';
-import type { RelayVerdict } from '../inspect/relay-verdict.js';
-import type { ClientResponse } from './client-response.js';
-import { answerUpstream, type EdgeContext } from './edge-context.js';
-import { upstreamFailureAnswer } from './edge-error.js';
 import {
   type Exchange,
   judgeContext,
   onlyRequestWaiting,
   responseHoldBytes,
   subjectsWaiting,
-} from './exchange.js';
+} from '../exchange/exchange.js';
+import { JsonResponseInspector } from '../inspect/json-response.js';
+import type { RelayVerdict } from '../inspect/relay-verdict.js';
+import type { ClientResponse } from './client-response.js';
+import { answerUpstream, type EdgeContext } from './edge-context.js';
+import { upstreamFailureAnswer } from './edge-error.js';
 import { endedByEdge, respondLocally } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
 
@@ -30,6 +30,16 @@ class StalledBodyError extends Error {
 export type JsonRelayContext = Pick<EdgeContext, 'config' | 'sessions' | 'upstream' | 'bodySilence'> &
   Partial<Pick<EdgeContext, 'held'>>;
 
+/** The inspector of the exchange's answer: its ceilings, the requests it answers, the edge's own answers to join. */
+function inspectorFor(ctx: JsonRelayContext, exchange: Exchange): JsonResponseInspector {
+  return new JsonResponseInspector(
+    judgeContext(exchange, 'response', ctx.sessions),
+    responseHoldBytes(exchange, subjectsWaiting(exchange)),
+    exchange.pending.ids(),
+    exchange.localAnswers?.map((answer) => answer.body),
+  );
+}
+
 export function relayJson(
   ctx: JsonRelayContext,
   exchange: Exchange,
@@ -41,11 +51,7 @@ export function relayJson(
   const messages = body.kind === 'messages';
   // Every callback below runs outside Fastify's try/catch: through the exchange's guard.
   const guard = client.guard;
-  const inspector = new JsonResponseInspector(
-    judgeContext(exchange, 'response', ctx.sessions),
-    responseHoldBytes(exchange, subjectsWaiting(exchange)),
-    exchange.pending.ids(),
-  );
+  const inspector = inspectorFor(ctx, exchange);
   /** Set once bytes go to the client as they arrive (observe mode, past every ceiling). */
   let streaming = false;
   /** The body held until it is judged (mcp_edge_held_bytes); let go once it is sent, replaced or dropped. */
@@ -129,7 +135,8 @@ export function relayJson(
       hold?.release();
       const out = inspector.end();
       if (streaming) {
-        raw.end();
+        // What closes a streamed body the edge joined its own answers to, if anything.
+        raw.end(out.toClient[0]);
         return;
       }
       if (client.closed) return;

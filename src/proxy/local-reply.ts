@@ -6,8 +6,8 @@
 import type { FastifyReply } from 'fastify';
 import { type EdgeHttpError, endingOutcome } from '../core/refusals/answers.js';
 import type { EndingName } from '../core/refusals/table.js';
+import type { Exchange } from '../exchange/exchange.js';
 import type { Upstream } from '../upstream/upstream.js';
-import type { Exchange } from './exchange.js';
 
 /**
  * Whoever owns the response now: Fastify's reply until a relay takes the raw response (then a ClientResponse,

@@ -6,10 +6,11 @@ import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { contentCoding, headerValue, isEventStream, isJson } from '../core/headers.js';
 import type { UpstreamFailureKind } from '../core/refusals/facts.js';
+import { acceptedBySession, type Exchange, onlyRequestWaiting } from '../exchange/exchange.js';
+import { batchAnswer } from '../exchange/refused-messages.js';
 import type { ClientResponse } from './client-response.js';
 import type { EdgeContext } from './edge-context.js';
 import { upstreamFailureAnswer } from './edge-error.js';
-import { acceptedBySession, type Exchange, onlyRequestWaiting } from './exchange.js';
 import { takeGetStreamSlot } from './get-streams.js';
 import { relayJson } from './json-relay.js';
 import { respondLocally } from './local-reply.js';
@@ -65,6 +66,14 @@ export function relayResponse(
     res.body.kind === 'bytes' &&
     (contentCoding(res.headers) === 'unsupported' || !(isEventStream(contentType) || isJson(contentType)))
   ) {
+    const local = exchange.localAnswers;
+    if (local !== undefined && res.statusCode < 300) {
+      // The upstream took the rest of a batch without an answer (a 202 for its notifications): the client
+      // still gets the edge's answers to the messages it refused.
+      res.body.stream.destroy();
+      respondLocally(exchange, client, batchAnswer(local, 200));
+      return;
+    }
     client.pipeFrom(res.body.stream);
     return;
   }

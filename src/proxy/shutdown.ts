@@ -8,8 +8,8 @@
 import type { FastifyReply } from 'fastify';
 import { guardWith } from '../core/guard.js';
 import { edgeAnswer } from '../core/refusals/answers.js';
+import { onlyRequestWaiting } from '../exchange/exchange.js';
 import type { RelayLog } from './client-response.js';
-import { onlyRequestWaiting } from './exchange.js';
 import type { Respond } from './local-reply.js';
 
 type Phase = 'serving' | 'draining' | 'over';

@@ -7,11 +7,11 @@
 import type { MessageEvent } from '../core/message-events.js';
 import { edgeError, type JsonRpcErrorMessage } from '../core/refusals/answers.js';
 import type { JsonRpcId } from '../core/types.js';
+import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from '../exchange/exchange.js';
 import type { RelayVerdict } from '../inspect/relay-verdict.js';
 import { SseResponseInspector } from '../inspect/sse-response.js';
 import { type ClientResponse, CoalescedWriter } from './client-response.js';
 import { answerUpstream, type EdgeContext } from './edge-context.js';
-import { type Exchange, judgeContext, responseHoldBytes, subjectsWaiting } from './exchange.js';
 import { endedByEdge } from './local-reply.js';
 import { type RelayedBody, sourceOf } from './relayed-answer.js';
 
@@ -41,6 +41,29 @@ export type SseRelayContext = Pick<
 > &
   Partial<Pick<EdgeContext, 'held'>>;
 
+/** The inspector of the exchange's stream: the ceilings of the answers it waits for, and of anything else. */
+function inspectorFor(
+  ctx: SseRelayContext,
+  exchange: Exchange,
+  longLived: boolean,
+  onEvent: (() => void) | undefined,
+): SseResponseInspector {
+  return new SseResponseInspector(
+    judgeContext(exchange, 'response', ctx.sessions),
+    responseHoldBytes(exchange, subjectsWaiting(exchange)),
+    onEvent,
+    !longLived,
+    // A notification or server request on a call's stream has a ceiling of its own, not its call's.
+    responseHoldBytes(exchange, []),
+  );
+}
+
+/** The edge's own answers to the messages of the batch it refused come first, each an event of its own. */
+function writeLocalAnswers(writer: CoalescedWriter, exchange: Exchange): void {
+  const local = exchange.localAnswers;
+  if (local !== undefined) writer.write(local.map((answer) => `event: message\ndata: ${answer.body}\n\n`));
+}
+
 export function relaySse(
   ctx: SseRelayContext,
   exchange: Exchange,
@@ -57,14 +80,7 @@ export function relaySse(
   const streamEvent = ctx.filters.streamEvent;
   const onEvent = streamEvent !== undefined ? () => streamEvent(exchange) : undefined;
   const messages = body.kind === 'messages';
-  const inspector = new SseResponseInspector(
-    judgeContext(exchange, 'response', ctx.sessions),
-    responseHoldBytes(exchange, subjectsWaiting(exchange)),
-    onEvent,
-    !longLived,
-    // A notification or server request on a call's stream has a ceiling of its own, not its call's.
-    responseHoldBytes(exchange, []),
-  );
+  const inspector = inspectorFor(ctx, exchange, longLived, onEvent);
   /** Set when the edge ends the stream before the upstream did: what the waiting requests are told. */
   let stopReason: Stop | undefined;
   let stopped = false;
@@ -83,6 +99,7 @@ export function relaySse(
     writer.write(out.toClient);
     answerUpstream(ctx, exchange, out.toUpstream);
   };
+  writeLocalAnswers(writer, exchange);
 
   /** The client's stream ends: what the framer still holds, errors for what waits, then the end. */
   function finish(): void {

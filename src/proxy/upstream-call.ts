@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { guardWith } from '../core/guard.js';
 import { clientResponseHeaders, contentCoding, isEventStream, isJson } from '../core/headers.js';
 import { type EdgeHttpError, edgeAnswer } from '../core/refusals/answers.js';
+import { upstreamView } from '../exchange/exchange.js';
 import {
   FORWARDED_METHODS,
   type ForwardedMethod,
@@ -18,7 +19,6 @@ import {
 } from '../upstream/upstream.js';
 import { ClientResponse } from './client-response.js';
 import { type EdgeContext, exchangeOf } from './edge-context.js';
-import { upstreamView } from './exchange.js';
 import { endedByEdge, respondLocally } from './local-reply.js';
 import { answersAsJson, messagesAnswer } from './message-framing.js';
 import { type RelayedAnswer, sourceOf } from './relayed-answer.js';
@@ -48,6 +48,13 @@ function refusalAnswer(refusal: UpstreamRefusal, exchange: UpstreamExchange): Ed
   if (refusal.kind === 'malformed') return edgeAnswer('upstream_malformed', { detail: refusal.detail });
   const ids = exchange.requestIds;
   return edgeAnswer('id_in_use', { detail: refusal.detail }, ids.length === 1 ? (ids[0] ?? null) : null);
+}
+
+/** What goes upstream: the body as the client sent it, or what the filters let on of a batch (forwardedBody). */
+function bodyOf(request: FastifyRequest): Buffer {
+  const forwarded = request.exchange?.forwardedBody;
+  if (forwarded !== undefined) return forwarded;
+  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
 }
 
 export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, options: McpRouteOptions): void {
@@ -95,7 +102,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EdgeContext, option
         query: query === -1 ? '' : url.slice(query),
         headers: request.headers,
         peer: request.socket.remoteAddress,
-        body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        body: bodyOf(request),
       },
       exchange: view,
       deliver(response) {

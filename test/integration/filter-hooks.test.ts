@@ -108,6 +108,158 @@ describe('the request hook', () => {
   });
 });
 
+describe('the request-message hook: a rule that refuses one message of a batch', () => {
+  /**
+   * An embedding program's rule: no tools/call of the tool "forbidden"; the others go on. It refuses with a row
+   * of the refusals table (a 403), as any rule does: the words are the table's.
+   */
+  const forbid: ExchangeFilter = {
+    name: 'test-forbid',
+    requestMessage: (_exchange, message) =>
+      message.tool === 'forbidden'
+        ? edgeAnswer('forbidden_host', { host: 'forbidden' }, message.id ?? null)
+        : undefined,
+  };
+  const refusedWords = (
+    JSON.parse(edgeAnswer('forbidden_host', { host: 'forbidden' }).body) as {
+      error: { message: string };
+    }
+  ).error.message;
+  const notification = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} });
+
+  /** An upstream answering each request of a batch with a result naming its id, as JSON or as SSE events. */
+  async function batchUpstream(framing: 'json' | 'sse', text = 'ok') {
+    return startRawUpstream((req) => {
+      const body = parseJsonBody(req) as { id?: unknown }[];
+      const answers = body
+        .filter((m) => m.id !== undefined)
+        .map((m) => ({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text }] } }));
+      if (answers.length === 0) return { status: 202 };
+      return framing === 'json' ? jsonReply(answers) : sseReply(answers.map((data) => sseEvent({ data })));
+    });
+  }
+
+  /** The JSON-RPC messages of an answer, whichever way it was framed. */
+  async function messagesOf(
+    res: Response,
+  ): Promise<{ id: unknown; result?: unknown; error?: { message: string } }[]> {
+    const text = await res.text();
+    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)));
+  }
+
+  for (const framing of ['json', 'sse'] as const) {
+    it(`answers the refused request for its own id beside the upstream's answers to the others (${framing})`, async () => {
+      const upstream = track(await batchUpstream(framing));
+      const edge = track(await startTestEdge(upstream.url, '', { filters: [forbid] }));
+      const res = await fetch(edge.url, {
+        method: 'POST',
+        headers: MCP_POST_HEADERS,
+        body: `[${call(1, 'a')},${call(2, 'forbidden')},${call(3, 'b')}]`,
+      });
+      expect(res.status).toBe(200);
+      const messages = await messagesOf(res);
+      expect(messages.map((m) => m.id).sort()).toEqual([1, 2, 3]);
+      expect(messages.find((m) => m.id === 2)?.error?.message).toBe(refusedWords);
+      expect(messages.filter((m) => m.result !== undefined).map((m) => m.id)).toEqual([1, 3]);
+      expect(upstream.received.map((r) => r.body.toString())).toEqual([`[${call(1, 'a')},${call(3, 'b')}]`]);
+      expect(edge.logs.find((line) => line.msg === 'exchange')).toMatchObject({
+        status: 200,
+        outcome: 'forwarded',
+      });
+    });
+  }
+
+  it('answers the refused requests of a batch whose other messages the upstream takes without an answer', async () => {
+    const upstream = track(await batchUpstream('json'));
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [forbid] }));
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: MCP_POST_HEADERS,
+      body: `[${call('x', 'forbidden')},${notification}]`,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject([{ id: 'x', error: { message: refusedWords } }]);
+    expect(upstream.received.map((r) => r.body.toString())).toEqual([`[${notification}]`]);
+  });
+
+  it('answers a batch refused in every message with every refusal, and forwards nothing', async () => {
+    const upstream = track(await batchUpstream('json'));
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [forbid] }));
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: MCP_POST_HEADERS,
+      body: `[${call(1, 'forbidden')},${call(2, 'forbidden')}]`,
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject([
+      { id: 1, error: { message: refusedWords } },
+      { id: 2, error: { message: refusedWords } },
+    ]);
+    expect(upstream.received).toHaveLength(0);
+  });
+
+  it('joins the refusals to an answer streamed on past every ceiling (observe mode) as one batch', async () => {
+    const upstream = track(await batchUpstream('json', 'x'.repeat(4096)));
+    const edge = track(
+      await startTestEdge(upstream.url, 'limits: { mode: observe, response: { maxMessageBytes: 1KiB } }', {
+        filters: [forbid],
+      }),
+    );
+    const res = await fetch(edge.url, {
+      method: 'POST',
+      headers: MCP_POST_HEADERS,
+      body: `[${call(1, 'a')},${call(2, 'forbidden')},${call(3, 'b')}]`,
+    });
+    // Streamed on as it came (no length known in advance), the edge's answer joined in front.
+    expect(res.headers.get('content-length')).toBeNull();
+    const messages = await messagesOf(res);
+    expect(messages.map((m) => m.id)).toEqual([2, 1, 3]);
+    expect(messages[0]?.error?.message).toBe(refusedWords);
+  });
+
+  it('spends no quota on the refused message: the quota is charged once every filter agreed', async () => {
+    const upstream = track(await batchUpstream('json'));
+    const edge = track(
+      await startTestEdge(upstream.url, 'quotas:\n  rules:\n    - { name: calls, window: 1m, requests: 2 }', {
+        filters: [forbid],
+      }),
+    );
+    const batch = await fetch(edge.url, {
+      method: 'POST',
+      headers: MCP_POST_HEADERS,
+      body: `[${call(1, 'forbidden')},${call(2, 'a')},${call(3, 'b')}]`,
+    });
+    expect(batch.status).toBe(200);
+    await batch.arrayBuffer();
+    const next = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: call(4, 'c') });
+    expect(next.status).toBe(429);
+    expect(await next.json()).toMatchObject({ error: { data: { rule: 'calls', limit: 2, used: 2 } } });
+  });
+
+  it('refuses the message a throwing rule judged with the edge failure, logged under its name', async () => {
+    const upstream = track(await batchUpstream('json'));
+    const broken: ExchangeFilter = {
+      name: 'test-broken-rule',
+      requestMessage: () => {
+        throw new Error('rule bug');
+      },
+    };
+    const edge = track(await startTestEdge(upstream.url, '', { filters: [broken] }));
+    const res = await fetch(edge.url, { method: 'POST', headers: MCP_POST_HEADERS, body: call(9, 'a') });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ id: 9, error: { data: { reason: 'edge_failure' } } });
+    expect(upstream.received).toHaveLength(0);
+    expect(edge.logs.find((line) => line.filter === 'test-broken-rule')).toMatchObject({
+      hook: 'requestMessage',
+      level: 50,
+    });
+  });
+});
+
 describe('a header a filter sets on the upstream request', () => {
   it('reaches a real upstream in place of the client header of that name', async () => {
     const upstream = track(await sizedUpstream('json'));

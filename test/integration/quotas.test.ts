@@ -4,6 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
+import { edgeAnswer } from '../../src/core/refusals/answers.js';
+import type { ExchangeFilter } from '../../src/proxy/filters/exchange-filter.js';
 import { connectV1Client, connectV2Client } from '../support/clients.js';
 import { sample } from '../support/exposition.js';
 import { MCP_POST_HEADERS, rejectionOf, trackHandles } from '../support/handles.js';
@@ -155,6 +157,29 @@ describe('a request quota through a raw client', () => {
     const single = await post(edge.url, ping('last'));
     expect(single.status).toBe(429);
     expect(((await single.json()) as QuotaErrorBody).id).toBe('last');
+  });
+
+  it('spends nothing for a request that a filter after the quotas refuses', async () => {
+    const upstream = track(await answeringUpstream());
+    // An embedding program's rule, in the chain after the quota filter: it refuses pings named "forbidden".
+    const forbid: ExchangeFilter = {
+      name: 'test-forbid',
+      request: (_exchange, request) =>
+        request.messages[0]?.id === 'forbidden'
+          ? edgeAnswer('forbidden_host', { host: 'forbidden' })
+          : undefined,
+    };
+    const edge = track(
+      await startTestEdge(upstream.url, 'quotas:\n  rules:\n    - { name: calls, window: 1m, requests: 2 }', {
+        filters: [forbid],
+      }),
+    );
+    for (let i = 0; i < 3; i++) expect((await post(edge.url, ping('forbidden'))).status).toBe(403);
+    // The refused requests reached no one and cost nothing: the budget of two is whole.
+    expect((await post(edge.url, ping(1))).status).toBe(200);
+    expect((await post(edge.url, ping(2))).status).toBe(200);
+    expect((await post(edge.url, ping(3))).status).toBe(429);
+    expect(upstream.received.filter((r) => r.method === 'POST')).toHaveLength(2);
   });
 
   it('observe mode forwards everything and counts what would have been refused', async () => {

@@ -33,11 +33,20 @@ async function serverSaid(edge: StdioTestEdge, prefix: string): Promise<string> 
   return found.slice(prefix.length);
 }
 
-/** A POST without a session, as a client speaking 2026-07-28 sends it. */
-function rawPost(edge: StdioTestEdge, message: object): Promise<Response> {
+/** A POST without a session, as a client speaking 2026-07-28 sends it: its method (and tool) in headers too. */
+function rawPost(
+  edge: StdioTestEdge,
+  message: { method?: string; params?: Record<string, unknown>; [member: string]: unknown },
+): Promise<Response> {
+  const tool = message.method === 'tools/call' ? message.params?.name : undefined;
   return fetch(edge.url, {
     method: 'POST',
-    headers: { ...MCP_POST_HEADERS, 'mcp-protocol-version': '2026-07-28' },
+    headers: {
+      ...MCP_POST_HEADERS,
+      'mcp-protocol-version': '2026-07-28',
+      ...(message.method !== undefined ? { 'mcp-method': message.method } : {}),
+      ...(typeof tool === 'string' ? { 'mcp-name': tool } : {}),
+    },
     body: JSON.stringify(message),
   });
 }

@@ -23,6 +23,8 @@ export interface V2RecordedRequest extends RecordedRequest {
 export interface V2ServerOptions {
   /** How modern exchanges are answered: `auto` (JSON unless the handler notifies first), `sse` or `json`. */
   responseMode?: PerRequestResponseMode;
+  /** Registers more tools, prompts or resources on each server instance (a test's own). */
+  extend?: (server: McpServer) => void;
 }
 
 export interface V2Server {
@@ -107,9 +109,16 @@ export function createV2McpServer(): McpServer {
 
 export async function startV2Server(opts: V2ServerOptions = {}): Promise<V2Server> {
   const requests: V2RecordedRequest[] = [];
-  const handler: McpHttpHandler = createMcpHandler(() => createV2McpServer(), {
-    responseMode: opts.responseMode ?? 'auto',
-  });
+  const handler: McpHttpHandler = createMcpHandler(
+    () => {
+      const server = createV2McpServer();
+      opts.extend?.(server);
+      return server;
+    },
+    {
+      responseMode: opts.responseMode ?? 'auto',
+    },
+  );
   const serve = nodeHandlerFor(handler.fetch, (req, body) => {
     requests.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers }, body });
   });

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { edgeAnswer } from '../../src/core/refusals/answers.js';
+import { runtimeOf } from '../../src/exchange/exchange.js';
 import { admit } from '../../src/proxy/admission.js';
-import { runtimeOf } from '../../src/proxy/exchange.js';
-import { FilterChain } from '../../src/proxy/filters/exchange-filter.js';
+import { FilterChain } from '../../src/proxy/filters/filter-chain.js';
 import { parseHost } from '../../src/proxy/host-origin.js';
 import { createLogger } from '../../src/run.js';
 import { sha256Hex } from '../../src/tenancy/tenant-resolver.js';

@@ -3,14 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { edgeAnswer } from '../../src/core/refusals/answers.js';
+import { runtimeOf, startExchange } from '../../src/exchange/exchange.js';
 import { messageSizeCheck } from '../../src/inspect/message-verdict.js';
-import { runtimeOf, startExchange } from '../../src/proxy/exchange.js';
 import { filterChainOf } from '../../src/proxy/filters/chosen.js';
-import {
-  type ExchangeFilter,
-  type ExchangeRequest,
-  FilterChain,
-} from '../../src/proxy/filters/exchange-filter.js';
+import type { ExchangeFilter, ExchangeRequest } from '../../src/proxy/filters/exchange-filter.js';
+import { FilterChain } from '../../src/proxy/filters/filter-chain.js';
 import { createLogger } from '../../src/run.js';
 import { capturedLog } from '../support/start-edge.js';
 
@@ -115,5 +112,75 @@ describe('the filter chain', () => {
       ['broken', 'observe.message'],
       ['broken', 'observe.message'],
     ]);
+  });
+
+  it('asks every message through the rules in order: the first refusal of a message decides it, a throw refuses it with the edge failure', () => {
+    const messages = [1, 2, 3].map((id) => ({
+      kind: 'request' as const,
+      id,
+      method: 'tools/call',
+      tool: `t${id}`,
+      prompt: undefined,
+      resourceUri: undefined,
+      bytes: 1,
+      continues: false,
+    }));
+    const asked: string[] = [];
+    const { chain, exchange, log } = chainOf([
+      {
+        name: 'first',
+        requestMessage: (_exchange, m) => {
+          asked.push(`first:${m.id}`);
+          return m.id === 2 ? tooMany : undefined;
+        },
+      },
+      {
+        name: 'second',
+        requestMessage: (_exchange, m) => {
+          asked.push(`second:${m.id}`);
+          if (m.id === 3) throw new Error('rule bug');
+          return undefined;
+        },
+      },
+    ]);
+    expect(chain.requestMessages(exchange, { ...request, messages: messages.slice(0, 1) })).toBeUndefined();
+    asked.length = 0;
+    const verdicts = chain.requestMessages(exchange, { ...request, batch: true, messages });
+    expect(asked).toEqual(['first:1', 'second:1', 'first:2', 'first:3', 'second:3']);
+    expect(verdicts?.[0]).toBeUndefined();
+    expect(verdicts?.[1]).toBe(tooMany);
+    expect(verdicts?.[2]).toMatchObject({ status: 500, outcome: 'edge_failure' });
+    expect(log.records().map((line) => [line.filter, line.hook])).toEqual([['second', 'requestMessage']]);
+  });
+
+  it('charges only once every request hook let the exchange on, and not after a refusal', async () => {
+    const asked: string[] = [];
+    const charging = (name: string, answer?: typeof tooMany): ExchangeFilter => ({
+      name,
+      charge: async () => {
+        asked.push(`charge:${name}`);
+        return answer;
+      },
+    });
+    const deciding = (name: string, answer?: typeof tooMany): ExchangeFilter => ({
+      name,
+      request: () => {
+        asked.push(`request:${name}`);
+        return answer;
+      },
+    });
+    const agreed = chainOf([charging('quota'), deciding('a'), charging('second'), deciding('b')]);
+    expect(await agreed.chain.request(agreed.exchange, request)).toBeUndefined();
+    expect(asked).toEqual(['request:a', 'request:b', 'charge:quota', 'charge:second']);
+
+    asked.length = 0;
+    const refusedLater = chainOf([charging('quota'), deciding('a'), deciding('b', tooMany)]);
+    expect(await refusedLater.chain.request(refusedLater.exchange, request)).toBe(tooMany);
+    expect(asked).toEqual(['request:a', 'request:b']);
+
+    asked.length = 0;
+    const quotaRefuses = chainOf([charging('quota', tooMany), deciding('a'), charging('second')]);
+    expect(await quotaRefuses.chain.request(quotaRefuses.exchange, request)).toBe(tooMany);
+    expect(asked).toEqual(['request:a', 'charge:quota']);
   });
 });

@@ -45,6 +45,11 @@ const ANSWERS: { readonly [K in AnswerName]: () => EdgeHttpError[] } = {
   not_json_rpc: () => [edgeAnswer('not_json_rpc', {})],
   not_json: () => [edgeAnswer('not_json', { detail: 'Unexpected end of JSON input' })],
   ambiguous_request: () => [edgeAnswer('ambiguous_request', { ambiguous })],
+  header_mismatch: () => [
+    edgeAnswer('header_mismatch', {
+      mismatch: { header: 'Mcp-Method', field: 'method', body: 'tools/call', sent: 'tools/list' },
+    }),
+  ],
   request_over_ceiling: () =>
     (['request.maxBodyBytes', 'request.maxJsonDepth'] as const).map((limit) =>
       edgeAnswer('request_over_ceiling', { violation: violation(limit, 'request') }),

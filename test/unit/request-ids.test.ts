@@ -3,10 +3,6 @@
 // session that has had many calls answered holds nothing of them.
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { JsonResponseInspector } from '../../src/inspect/json-response.js';
-import { judgeRequestBody } from '../../src/inspect/request-body.js';
-import { SessionStore } from '../../src/inspect/session-store.js';
-import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 import {
   acceptedBySession,
   type Exchange,
@@ -15,7 +11,11 @@ import {
   runtimeOf,
   startExchange,
   upstreamView,
-} from '../../src/proxy/exchange.js';
+} from '../../src/exchange/exchange.js';
+import { JsonResponseInspector } from '../../src/inspect/json-response.js';
+import { judgeRequestBody } from '../../src/inspect/request-body.js';
+import { SessionStore } from '../../src/inspect/session-store.js';
+import { SseResponseInspector } from '../../src/inspect/sse-response.js';
 import { filterChainOf } from '../../src/proxy/filters/chosen.js';
 import { createLogger } from '../../src/run.js';
 

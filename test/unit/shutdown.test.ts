@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { EdgeHttpError } from '../../src/core/refusals/answers.js';
-import type { Exchange, ShutdownEnding } from '../../src/proxy/exchange.js';
+import type { Exchange, ShutdownEnding } from '../../src/exchange/exchange.js';
 import { Shutdown } from '../../src/proxy/shutdown.js';
 
 /** What Shutdown reads of a reply: its request's method and exchange, and its raw response's close. */

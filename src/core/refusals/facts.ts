@@ -71,6 +71,18 @@ export interface HostBudgetViolation {
  */
 export type UndeliveredReason = 'caller_gone' | 'no_owner' | 'no_stream';
 
+/** How a request's Mcp-Method or Mcp-Name header disagrees with its body (the values in their bounded forms). */
+export interface HeaderMismatch {
+  /** The header, as the specification spells it. */
+  header: 'Mcp-Method' | 'Mcp-Name';
+  /** The body's member it mirrors: `method`, `params.name` or `params.uri`. */
+  field: string;
+  /** The body's value of that member. */
+  body: string;
+  /** What the header says: undefined when it is missing, null when it is no value the specification allows. */
+  sent: string | null | undefined;
+}
+
 /** The facts of each refusal, by its name in the table. */
 export interface RefusalFacts {
   // A request refused whole, before the upstream: its body.
@@ -79,6 +91,7 @@ export interface RefusalFacts {
   /** `detail`: JSON.parse's words, when it found the body wrong too. */
   not_json: { detail: string | undefined };
   ambiguous_request: { ambiguous: AmbiguousKey };
+  header_mismatch: { mismatch: HeaderMismatch };
   request_over_ceiling: { violation: LimitViolation };
   unsupported_content_type: { contentType: string | undefined };
   unsupported_content_encoding: { coding: string };

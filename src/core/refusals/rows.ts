@@ -9,6 +9,8 @@ export const CODE_REQUEST_REFUSED = -32600;
 export const CODE_PARSE_ERROR = -32700;
 /** A response (or upstream exchange) that could not be delivered. Outside -32000..-32099 on purpose: the SDKs use that range. */
 export const CODE_RESPONSE_UNDELIVERABLE = -32603;
+/** MCP's HeaderMismatch (protocol revision 2026-07-28, SEP-2243): a request's headers disagree with its body. */
+export const CODE_HEADER_MISMATCH = -32020;
 
 type Of<F, T> = T | ((facts: F) => T);
 

@@ -7,6 +7,7 @@ import { ceilingNamed } from '../ceilings.js';
 import type { Outcome } from '../outcome.js';
 import type { RefusalFacts, RefusalName } from './facts.js';
 import {
+  CODE_HEADER_MISMATCH,
   CODE_PARSE_ERROR,
   CODE_REQUEST_REFUSED,
   CODE_RESPONSE_UNDELIVERABLE,
@@ -19,6 +20,7 @@ import {
   ambiguityWords,
   answerRefusalText,
   getStreamsMessage,
+  headerSaid,
   hostBudgetFields,
   hostBudgetMessage,
   limitFields,
@@ -61,6 +63,22 @@ export const REFUSALS = {
     message: (f) => `Request message ${ambiguityWords(f.ambiguous, 'an upstream')}, so mcp-edge refuses it`,
     data: (f) => ambiguityFields(f.ambiguous),
     keepsId: (f) => !f.ambiguous.idIsAmbiguous,
+  },
+  // Protocol revision 2026-07-28 (SEP-2243): whoever routes, limits or counts by the headers while the server
+  // runs the body would be a confused deputy, so a request whose headers and body disagree goes no further.
+  header_mismatch: {
+    ...REFUSED,
+    reason: 'header_mismatch',
+    status: 400,
+    code: CODE_HEADER_MISMATCH,
+    message: ({ mismatch: m }) =>
+      `Header mismatch: the body's ${m.field} is "${m.body}" but ${headerSaid(m)}; mcp-edge refuses a request whose headers and body disagree`,
+    data: ({ mismatch: m }) => ({
+      header: m.header,
+      field: m.field,
+      bodyValue: m.body,
+      ...(typeof m.sent === 'string' ? { headerValue: m.sent } : {}),
+    }),
   },
   // 413 (400 for nesting, which a small body reaches); SDK clients surface it as a transport error with this body.
   request_over_ceiling: {

@@ -4,6 +4,7 @@ import { ceilingNamed, describeCeilingValue, unitDataName } from '../ceilings.js
 import type { AmbiguousKey } from '../key-names.js';
 import type { LimitViolation } from '../types.js';
 import type {
+  HeaderMismatch,
   HostBudgetViolation,
   ProcessBound,
   QuotaKeysRefusal,
@@ -70,6 +71,15 @@ export function ambiguityWords(a: AmbiguousKey, reader: string): string {
 }
 
 /** The error data of an ambiguous message beside its reason. */
+/** What a request's Mcp-Method or Mcp-Name header said, against its body. */
+export function headerSaid(m: HeaderMismatch): string {
+  if (m.sent === undefined)
+    return `there is no ${m.header} header, which protocol revision 2026-07-28 requires`;
+  if (m.sent === null)
+    return `the ${m.header} header is no value the specification allows (plain ASCII, or for Mcp-Name a =?base64?...?= sentinel of UTF-8)`;
+  return `the ${m.header} header says "${m.sent}"`;
+}
+
 export function ambiguityFields(a: AmbiguousKey): Record<string, unknown> {
   return { key: a.key, in: a.in, ...(a.sentAs === undefined ? { repeated: true } : { sentAs: a.sentAs }) };
 }

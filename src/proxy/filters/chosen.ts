@@ -4,8 +4,10 @@ import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import { ceilingsFilter } from './ceilings.js';
-import { type ExchangeFilter, FilterChain } from './exchange-filter.js';
+import type { ExchangeFilter } from './exchange-filter.js';
 import { exchangeLogFilter } from './exchange-log.js';
+import { FilterChain } from './filter-chain.js';
+import { headerCheckFilter } from './header-check.js';
 import { hostBudgetsFilter } from './host-budgets.js';
 import { metricsFilter } from './metrics-filter.js';
 import { paginationBoundFilter } from './pagination-bound.js';
@@ -30,6 +32,7 @@ export function filterChainOf(setup: FilterSetup, extra: readonly ExchangeFilter
     [
       ...tracesOf(setup.config, process.env, metrics, log),
       ceilingsFilter(),
+      headerCheckFilter(),
       hostBudgetsFilter(),
       paginationBoundFilter(),
       ...(quotas !== undefined ? [quotas] : []),

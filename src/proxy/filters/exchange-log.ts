@@ -1,7 +1,7 @@
 // The exchange log line as an exchange filter: one line per exchange, written when its response closed.
 // Never a body or a credential in it; the request id is the logger's own field (reqId, request-id.ts).
 import { boundedOptional } from '../../core/client-names.js';
-import type { Exchange } from '../exchange.js';
+import type { Exchange } from '../../exchange/exchange.js';
 import type { ExchangeEnding, ExchangeFilter } from './exchange-filter.js';
 
 export function exchangeLogFilter(): ExchangeFilter {

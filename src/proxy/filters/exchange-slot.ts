@@ -1,7 +1,7 @@
 // A filter's own state on each exchange. A WeakMap keyed by exchanges would do the same, but each of its
 // entries costs every minor GC while its exchange lives (V8 treats them as ephemerons), and a filter such as
 // traces keeps one per exchange: a slot is an index into a small array the exchange carries.
-import type { Exchange } from '../exchange.js';
+import type { Exchange } from '../../exchange/exchange.js';
 
 let slots = 0;
 

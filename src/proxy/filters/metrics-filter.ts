@@ -1,7 +1,8 @@
 // The Prometheus metrics as an exchange filter: every count and histogram the shell records about exchanges
 // is recorded here, from the chain's hooks (the message-level ones through the registry's observers).
+
+import type { Exchange } from '../../exchange/exchange.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
-import type { Exchange } from '../exchange.js';
 import type { ExchangeEnding, ExchangeFilter } from './exchange-filter.js';
 
 /** The whole call, request received to the answer's last byte, under its method and tool ("batch" for several). */

@@ -4,11 +4,11 @@ import type { Logger } from 'pino';
 import type { QuotasConfig } from '../../config/schema.js';
 import { type EdgeHttpError, edgeAnswer } from '../../core/refusals/answers.js';
 import type { JsonRpcId } from '../../core/types.js';
+import type { Exchange } from '../../exchange/exchange.js';
 import type { QuotaMetrics } from '../../metrics/quota-metrics.js';
 import type { ReservationLedger } from '../../quotas/reservations.js';
 import type { QuotaCharge, QuotaRule } from '../../quotas/rules.js';
 import { QuotaStoreError, type TakeResult } from '../../quotas/store.js';
-import type { Exchange } from '../exchange.js';
 import type { ExchangeRequest } from './exchange-filter.js';
 
 /** What a refusal for an unavailable store tells the client to wait. */

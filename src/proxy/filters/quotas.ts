@@ -1,14 +1,16 @@
-// Quotas as an exchange filter: before a request goes upstream its charges (requests, request bytes, and the
-// bytes each request reserves for its answer) are taken from the store, and the exchange is refused whole with
-// a 429 when a key has no budget left; each answer delivered gives its reservation back and is charged its real
-// bytes (src/quotas/reservations.ts), and what an exchange still holds when it ends goes back. Observe mode
-// charges and counts, never refuses. A store that fails or is slow past quotas.storeTimeout: onStoreError
-// allows or refuses (503).
+// Quotas as an exchange filter: before a request goes upstream, once every other filter has let it on, its
+// charges (requests, request bytes, and the bytes each request reserves for its answer; none for a message of
+// a batch a filter refused) are taken from the store, and the exchange is refused whole with a 429 when a key
+// has no budget left; each answer delivered gives its reservation back and is charged its real bytes
+// (src/quotas/reservations.ts), and what an exchange still holds when it ends goes back. Observe mode charges
+// and counts, never refuses. A store that fails or is slow past quotas.storeTimeout: onStoreError allows or
+// refuses (503).
 import type { Logger } from 'pino';
 import type { EdgeConfig, QuotasConfig } from '../../config/schema.js';
 import { resolveLimits } from '../../core/limits.js';
 import type { EdgeHttpError } from '../../core/refusals/answers.js';
 import type { JsonRpcId } from '../../core/types.js';
+import type { Exchange } from '../../exchange/exchange.js';
 import type { RequestMessage } from '../../inspect/request-body.js';
 import type { EdgeMetrics } from '../../metrics/edge-metrics.js';
 import { type QuotaMetrics, quotaMetricsOf } from '../../metrics/quota-metrics.js';
@@ -25,7 +27,6 @@ import {
 import { keysPerTenantOf, quotaStoreOf, storeIdentity } from '../../quotas/select-store.js';
 import type { QuotaStore, TakeResult } from '../../quotas/store.js';
 import { tenantsOf } from '../../tenancy/tenants.js';
-import type { Exchange } from '../exchange.js';
 import type { ExchangeFilter, ExchangeRequest } from './exchange-filter.js';
 import { ExchangeSlot } from './exchange-slot.js';
 import { type QuotaState, quotaDecision, storeFailures } from './quota-decisions.js';
@@ -66,11 +67,10 @@ export function quotasFilter(setup: {
 
   return {
     name: 'quotas',
-    request(exchange: Exchange, request: ExchangeRequest) {
+    charge(exchange: Exchange, request: ExchangeRequest) {
       const { rules, ledger } = state;
       if (rules.length === 0 || request.messages.length === 0) return undefined;
-      const ceilingOf = state.reserves ? answerCeilings(exchange, request.messages) : noCeiling;
-      const charges = chargesOf(rules, exchange.tenant, request.messages, request.bytes, ceilingOf);
+      const charges = chargesFor(state, exchange, request);
       if (charges.length === 0) return undefined;
       // A batch is refused whole, for no one of its ids.
       const id: JsonRpcId = request.batch ? null : (request.messages[0]?.id ?? null);
@@ -103,12 +103,7 @@ export function quotasFilter(setup: {
       const keys = answerKeys(rules, exchange.tenant, message.subject.tool);
       chargeAnswer(ledger.store, keys, message.deliveredBytes, chargeFailed);
     },
-    end(exchange) {
-      const reserved = held.get(exchange);
-      if (reserved === undefined) return;
-      if (typeof reserved === 'object') reserved.releaseAll();
-      held.set(exchange, 'ended');
-    },
+    end: (exchange) => releaseHeld(held, exchange),
     close() {
       state.ledger.closeAll();
       return state.ledger.store.close();
@@ -119,6 +114,20 @@ export function quotasFilter(setup: {
       state = stateOf(next, quotas, state, log, metrics);
     },
   };
+}
+
+/** What the request costs under the rules: each request's answer reserved at its ceiling when a rule limits responseBytes. */
+function chargesFor(state: QuotaState, exchange: Exchange, request: ExchangeRequest): QuotaCharge[] {
+  const ceilingOf = state.reserves ? answerCeilings(exchange, request.messages) : noCeiling;
+  return chargesOf(state.rules, exchange.tenant, request.messages, request.bytes, ceilingOf);
+}
+
+/** The exchange ended: what it still holds goes back, and a take still waiting gives back what it reserves. */
+function releaseHeld(held: ExchangeSlot<Held>, exchange: Exchange): void {
+  const reserved = held.get(exchange);
+  if (reserved === undefined) return;
+  if (typeof reserved === 'object') reserved.releaseAll();
+  held.set(exchange, 'ended');
 }
 
 /** Each message's id when it is a request (its answer settles its reservation by it). */

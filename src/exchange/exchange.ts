@@ -1,9 +1,12 @@
 // One HTTP exchange through the edge: the policy it started under, its tenant, the requests it carries,
-// and what was seen. In-flight exchanges keep the runtime they started with, even across a reload.
+// and what was seen. In-flight exchanges keep the runtime they started with, even across a reload. The record
+// sits below the shell (src/proxy) and the filters (src/proxy/filters): both import it, it imports neither.
 import { limitPolicyOf } from '../config/load.js';
 import type { EdgeConfig } from '../config/schema.js';
 import { maxRequestBodyCeiling, maxResponseCeiling, resolveLimits } from '../core/limits.js';
+import type { ScannedMessage } from '../core/message-scan.js';
 import type { Outcome } from '../core/outcome.js';
+import type { EdgeHttpError } from '../core/refusals/answers.js';
 import type { JsonRpcId, LimitMode, LimitPolicy, MessageSubject } from '../core/types.js';
 import type { HostJudgeContext } from '../hosts/host-judge.js';
 import { DEFAULT_HOST_BUDGETS, HostTable, userAgentProduct } from '../hosts/host-table.js';
@@ -66,8 +69,8 @@ export function holdBounds(
 }
 
 /**
- * What the filter chain gives each exchange (FilterChain in filters/exchange-filter.ts, which imports this
- * file): the observers of its messages, the checks they go through, and the hook told what became of each.
+ * What the filter chain gives each exchange (FilterChain in src/proxy/filters/filter-chain.ts, which imports
+ * this file): the observers of its messages, the checks they go through, and the hook told what became of each.
  */
 export interface ExchangeFilters {
   observers(tenant: string, exchange: Exchange): InspectionObserver[];
@@ -109,8 +112,18 @@ export interface Exchange {
   hostJudge: HostJudgeContext;
   /** What the request body routes by on a stdio child, read when the body was judged. */
   bodyRouting?: BodyRouting | undefined;
-  /** Its body's messages, once judged (none for a GET or DELETE): what the filters' request hook sees. */
-  request?: { messages: readonly RequestMessage[]; batch: boolean } | undefined;
+  /** Its body's messages, once judged (none for a GET or DELETE): what the filters' request hooks see. */
+  request?: JudgedRequest | undefined;
+  /**
+   * The body that goes upstream when the filters refused some of its messages: the others' bytes, as the
+   * client wrote each, in a batch (refused-messages.ts). Unset, the client's body goes as it came.
+   */
+  forwardedBody?: Buffer | undefined;
+  /**
+   * The edge's own answers to the messages of a batch the filters refused while the others went upstream: the
+   * relays give them to the client with the upstream's answer, each for its own id.
+   */
+  localAnswers?: readonly EdgeHttpError[] | undefined;
   /** Headers the filters set on the request as it goes upstream (a traceparent). */
   upstreamHeaders?: Record<string, string> | undefined;
   /** Entries the filters put in each message's params._meta toward a stdio child (a traceparent). */
@@ -127,6 +140,15 @@ export interface Exchange {
   filterState?: unknown[] | undefined;
   /** Set by the relay of its answer once that has begun: how shutdown ends it. */
   shutdownEnding?: ShutdownEnding | undefined;
+}
+
+/** A request body as judged: its messages as the filters see them, and as they were read. */
+export interface JudgedRequest {
+  messages: readonly RequestMessage[];
+  /** The body was a JSON array (a batch). */
+  batch: boolean;
+  /** Each message as read, in the same order: its bytes and what routes it (what goes upstream of a batch refused in part). */
+  read: readonly ScannedMessage[];
 }
 
 /**
@@ -175,6 +197,8 @@ export function startExchange(
     // Set by later stages; present from the start, so every exchange keeps one shape.
     bodyRouting: undefined,
     request: undefined,
+    forwardedBody: undefined,
+    localAnswers: undefined,
     upstreamHeaders: undefined,
     upstreamMeta: undefined,
     upstream: undefined,
