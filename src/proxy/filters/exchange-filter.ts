@@ -1,12 +1,13 @@
 // What an exchange filter is, in the way of Envoy's HTTP filters: each concern that follows or bounds exchanges
 // (ceilings, the header check, the pagination bound, quotas, metrics, the log line, traces) is one filter with
-// the hooks it needs, run in order by the FilterChain (filter-chain.ts). Before a request goes upstream its filters decode it: each message, then
-// the exchange whole, each hook answering Continue (undefined) or StopAndReply (an answer of the edge's own,
-// from the refusals table, src/core/refusals/); a message refused in a batch is answered for its own id while the others go on; only once
-// every filter agreed is anything spent (charge: a quota's take). Their checks judge each complete message in
-// both directions (the edge turns the ceiling a check names into forward, replace or drop); otherwise filters
-// watch. A filter that throws is logged under its name and the exchange goes on, except where a throw would let
-// something on unjudged: a message rule that throws refuses that message with the edge's failure.
+// the hooks it needs, run in order by the FilterChain (filter-chain.ts). Before a request goes upstream its
+// filters decode it: each message, then the exchange whole, each hook answering Continue (undefined) or
+// StopAndReply (an answer of the edge's own, from the refusals table, src/core/refusals/); a message refused
+// in a batch is answered for its own id while the others go on; only once every filter agreed is anything
+// spent (charge: a quota's take). Their checks judge each complete message in both directions (the edge turns
+// the ceiling a check names into forward, replace or drop); otherwise filters watch. A filter that throws is
+// logged under its name and the exchange goes on, except where a throw would let something on unjudged: a
+// message rule that throws refuses that message with the edge's failure.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../../config/schema.js';
