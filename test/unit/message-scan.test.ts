@@ -389,6 +389,8 @@ function judgedByParsing(ctx: JudgeContext, body: Uint8Array): string[] {
 
 /** How an SSE event's data was judged before: decoded (lossily) and parsed. A batch: false (it is split as before). */
 function eventJudgedByParsing(ctx: JudgeContext, data: Uint8Array): boolean {
+  // Empty data (a priming event's `data:`): clients dispatch no message for it, so there is nothing to judge.
+  if (data.length === 0) return true;
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(data).toString('utf8'));
