@@ -54,6 +54,8 @@ let scratch: Buffer | undefined;
 /** The pieces as one contiguous view, valid until the next call (a single piece is used as it is). */
 export function contiguousView(pieces: readonly Uint8Array[], total: number): Buffer {
   if (pieces.length === 1) return asBuffer(pieces[0]!);
+  // No pieces: nothing to read, whatever `total` claims (the scratch holds another message's bytes).
+  if (pieces.length === 0) return Buffer.alloc(0);
   let target = scratch;
   if (target === undefined || target.length < total) {
     target = Buffer.allocUnsafeSlow(total);

@@ -18,6 +18,13 @@ import {
 import type { RelayVerdict } from './relay-verdict.js';
 import { settleUnanswered } from './settled-requests.js';
 
+/** The body was already answered (replaced early): nothing more for anyone (shared, never written to). */
+const ANSWERED: RelayVerdict = Object.freeze({
+  action: 'drop',
+  toClient: [],
+  toUpstream: [],
+}) as unknown as RelayVerdict;
+
 /** A body still under its hold bound: nothing for the client yet (shared, never written to). */
 const HOLD: RelayVerdict = Object.freeze({
   action: 'hold',
@@ -29,6 +36,11 @@ export class JsonResponseInspector {
   readonly #chunks: Uint8Array[] = [];
   #held = 0;
   #scanner: EnvelopeHeadScanner | undefined;
+  /**
+   * Replaced early (over its hold bound): its chunks are let go, so there is no body left to read. An `end`
+   * the upstream's stream had queued before the relay stopped reading can still come.
+   */
+  #answered = false;
   /** Observe mode past every ceiling, with answers of the edge's own: joins them to the body as it streams. */
   #joined: JoinedStream | undefined;
 
@@ -53,6 +65,7 @@ export class JsonResponseInspector {
    * with the limit error ('drop': the caller stops reading), observe mode streams the body on ('forward').
    */
   push(chunk: Uint8Array): RelayVerdict {
+    if (this.#answered) return ANSWERED;
     this.#held += chunk.length;
     if (this.#scanner !== undefined) {
       this.#scanner.push(chunk);
@@ -66,6 +79,7 @@ export class JsonResponseInspector {
 
   /** The upstream's body ended: the held body judged whole, or the end of a streamed-on one. */
   end(): RelayVerdict {
+    if (this.#answered) return ANSWERED;
     if (this.#scanner === undefined) return this.finish();
     this.endPassThrough();
     const closing = this.#joined?.end();
@@ -74,6 +88,7 @@ export class JsonResponseInspector {
 
   /** The whole body arrived within the hold bound. */
   finish(): RelayVerdict {
+    if (this.#answered) return ANSWERED;
     const body = contiguousView(this.#chunks, this.#held);
     // The common case: nothing changes and the body goes on as it came (its chunks), never decoded to text.
     const asItCame: Uint8Array[] = this.#chunks.length === 1 ? [body] : this.#chunks.splice(0);
@@ -156,6 +171,7 @@ export class JsonResponseInspector {
       if (verdict.action === 'replace') errors.push(JSON.stringify(verdict.replacement));
     }
     this.#chunks.length = 0;
+    this.#answered = true;
     errors.unshift(...this.local);
     const single = this.local.length === 0 && (errors.length === 1 || this.waiting.length <= 1);
     const body = single ? (errors[0] ?? '') : `[${errors.join(',')}]`;

@@ -134,6 +134,8 @@ export function relayJson(
       silence.stop();
       hold?.release();
       const out = inspector.end();
+      // Answered already (replaced early): an end queued before the relay stopped reading has nothing to add.
+      if (out.action === 'drop') return;
       if (streaming) {
         // What closes a streamed body the edge joined its own answers to, if anything.
         raw.end(out.toClient[0]);

@@ -226,6 +226,45 @@ describe('JsonResponseInspector', () => {
   });
 });
 
+describe('JsonResponseInspector after an answer over its hold bound', () => {
+  it("judges nothing more when the upstream's body ends after the answer was replaced early", () => {
+    // A 'data' event that crosses the bound and the stream's 'end' can both be queued: the relay stops
+    // reading at the first, yet the second may still come. The body is gone by then (its chunks let go);
+    // reading it again judged whatever another exchange had left in the shared scratch buffer.
+    const pending = new PendingRequests({ maxEntries: 10, maxBytes: 1024 * 1024, ttlMs: 60_000 });
+    pending.remember('other', { method: 'tools/call', tool: 't' });
+    const { observer, messages } = recorder();
+    // Another exchange's body, read through the scratch buffer (in two pieces, so it is copied there).
+    const other = new JsonResponseInspector(
+      responseContext(policy(1000), 'enforce', observer, pending),
+      1000,
+      ['other'],
+    );
+    const otherBody = enc.encode(`{"jsonrpc":"2.0","id":"other","result":{"text":"${'s'.repeat(300)}"}}`);
+    other.push(otherBody.subarray(0, 100));
+    other.push(otherBody.subarray(100));
+    expect(other.finish().action).toBe('forward');
+    expect(messages).toEqual([otherBody.length]);
+
+    pending.remember('a', { method: 'tools/call', tool: 't' });
+    const over = new JsonResponseInspector(responseContext(policy(50), 'enforce', observer, pending), 50, [
+      'a',
+    ]);
+    // As long as the other body: what was left in the scratch buffer is that whole message.
+    const big = enc.encode(
+      `{"jsonrpc":"2.0","id":"a","result":{"text":"${'b'.repeat(otherBody.length - 47)}"}}`,
+    );
+    expect(big.length).toBe(otherBody.length);
+    expect(over.push(big.subarray(0, 40)).action).toBe('hold');
+    expect(over.push(big.subarray(40)).action).toBe('drop');
+    const after = messages.length;
+    const ended = over.end();
+    expect(messages).toHaveLength(after);
+    expect(ended.toUpstream).toEqual([]);
+    expect(ended.toClient.map((c) => Buffer.from(c).toString())).toEqual([]);
+  });
+});
+
 describe('JsonResponseInspector reads a body as a client does (issue 42)', () => {
   const answer = (id: number, text: Uint8Array) =>
     Buffer.concat([enc.encode(`{"jsonrpc":"2.0","id":${id},"result":{"text":"`), text, enc.encode('"}}')]);
