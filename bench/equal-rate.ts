@@ -108,15 +108,20 @@ export interface PathRound {
   fullGcs?: number;
 }
 
+/** The young (scavenge) and full (mark-compact) collections in a --trace-gc log's text. */
+export function collectionsIn(text: string): { scavenges: number; fullGcs: number } {
+  return {
+    scavenges: text.split('Scavenge').length - 1,
+    fullGcs: text.split('Mark-Compact').length - 1,
+  };
+}
+
 /** The collections a --trace-gc log has recorded so far. */
 function gcCounts(log: string | undefined): { scavenges: number; fullGcs: number } | undefined {
   if (log === undefined) return undefined;
   const text = readFileSync(log, 'utf8');
   if (!text.includes('Scavenge') && !text.includes('Mark-Compact')) return undefined;
-  return {
-    scavenges: text.split('Scavenge').length - 1,
-    fullGcs: text.split('Mark-Compact').length - 1,
-  };
+  return collectionsIn(text);
 }
 
 export interface StartRun {

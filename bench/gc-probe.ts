@@ -6,7 +6,7 @@
 // collections per 100 exchanges. It runs the edge alone: its figures are for comparing starts and flags with
 // each other, not with the bare proxy (bench:rate does that).
 import { readFileSync } from 'node:fs';
-import { rateWorkload } from './equal-rate.js';
+import { collectionsIn, rateWorkload } from './equal-rate.js';
 import { Harness } from './harness.js';
 import { paced } from './load.js';
 
@@ -14,14 +14,6 @@ const starts = Number(process.env.BENCH_PROBE_STARTS ?? 6);
 const seconds = Number(process.env.BENCH_PROBE_SECONDS ?? 20);
 const workload = rateWorkload(process.env.BENCH_PROBE_WORKLOAD ?? 'json-1m');
 const flags = ['--trace-gc', ...(process.env.BENCH_EDGE_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
-
-/** Collections of each kind in a --trace-gc log's text. */
-function collections(text: string): { scavenges: number; markCompacts: number } {
-  return {
-    scavenges: text.split(': Scavenge').length - 1,
-    markCompacts: text.split(': Mark-Compact').length - 1,
-  };
-}
 
 async function oneStart(n: number): Promise<void> {
   const h = new Harness({ edgeNodeFlags: flags });
@@ -32,14 +24,14 @@ async function oneStart(n: number): Promise<void> {
     await paced(h, edge, workload.load, Math.min(5, seconds), workload.rate);
     const before = readFileSync(log, 'utf8').length;
     const run = await paced(h, edge, workload.load, seconds, workload.rate);
-    const gc = collections(readFileSync(log, 'utf8').slice(before));
+    const gc = collectionsIn(readFileSync(log, 'utf8').slice(before));
     const per = Math.max(1, run.requests);
     const line = [
       `start ${n}: ${run.requests} exchanges`,
       `${((run.cpuMs * 1000) / per).toFixed(0)} us CPU each (${Math.round((100 * run.sysMs) / Math.max(1, run.cpuMs))}% sys)`,
       `${(run.minorFaults / per).toFixed(1)} page faults`,
       `${(run.readCalls / per).toFixed(1)} r ${(run.writeCalls / per).toFixed(1)} w`,
-      `per 100: ${((100 * gc.scavenges) / per).toFixed(1)} scavenges ${((100 * gc.markCompacts) / per).toFixed(1)} mark-compacts`,
+      `per 100: ${((100 * gc.scavenges) / per).toFixed(1)} scavenges ${((100 * gc.fullGcs) / per).toFixed(1)} mark-compacts`,
     ];
     process.stdout.write(`${line.join(', ')}\n`);
   } finally {
